@@ -1,0 +1,358 @@
+//! The profile builder: the GraphBuilder of seed 000 fig. 4, run per thread,
+//! plus everything else a profile holds (value profiles, I/O patterns, code
+//! locations, data dependencies, losses).
+//!
+//! Recorders feed it calls in each thread's order (threads may interleave
+//! freely) or, for in-kernel aggregation, ready-made counts.
+
+use crate::io::IoTracker;
+use crate::sequences;
+use crate::tnv::{Tnv, DEFAULT_SLOTS};
+use rustc_hash::{FxHashMap, FxHashSet};
+use syscluster_model::profile::{
+    Callsite, Edge, Location, LostEvents, Meta, Node, NodeKey, NodeKeyMode, Profile, ResultMatch, ValueCount,
+    ValueProfile,
+};
+use syscluster_model::{syscalls, CodeAddr, LossCause, SyscallEvent, FORMAT_VERSION};
+
+const CLONE_THREAD: i64 = 0x10000;
+/// Value profile positions: the six arguments and the result.
+const POSITIONS: usize = 7;
+
+/// A node's identity before ids are given: the call plus its key arguments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RawKey {
+    pub nr: u32,
+    pub fd: Option<i64>,
+    pub site: Option<CodeAddr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct BuilderOptions {
+    pub node_key: NodeKeyMode,
+    /// Slots of each TNV table.
+    pub tnv_slots: usize,
+    pub value_profiles: bool,
+    pub io_patterns: bool,
+}
+
+impl Default for BuilderOptions {
+    fn default() -> Self {
+        BuilderOptions { node_key: NodeKeyMode::Fd, tnv_slots: DEFAULT_SLOTS, value_profiles: true, io_patterns: true }
+    }
+}
+
+#[derive(Default)]
+struct NodeAcc {
+    key: RawKey,
+    count: u64,
+    errors: u64,
+    kernel_ns: u64,
+    sites: FxHashMap<CodeAddr, u64>,
+}
+
+#[derive(Default)]
+struct EdgeAcc {
+    weight: u64,
+    matches: [u64; 6],
+}
+
+#[derive(Clone, Copy)]
+struct ThreadState {
+    node: u32,
+    /// The previous call's result, for data dependencies.
+    ret: Option<i64>,
+}
+
+pub struct ProfileBuilder {
+    opts: BuilderOptions,
+    nodes: Vec<NodeAcc>,
+    index: FxHashMap<RawKey, u32>,
+    edges: FxHashMap<(u32, u32), EdgeAcc>,
+    threads: FxHashMap<u32, ThreadState>,
+    values: Vec<Option<Box<[Tnv; POSITIONS]>>>,
+    io: IoTracker,
+    lost: LostEvents,
+    pids: FxHashSet<u32>,
+    tids: FxHashSet<u32>,
+    fd_args: Vec<Option<u8>>,
+    nargs: Vec<u8>,
+    collected_time: bool,
+    collected_sites: bool,
+    collected_matches: bool,
+    events_seen: bool,
+}
+
+impl ProfileBuilder {
+    pub fn new(opts: BuilderOptions) -> ProfileBuilder {
+        let n = syscalls::NR_SYSCALLS;
+        let fd_args = (0..n as u32).map(|nr| syscalls::fd_arg(nr).map(|i| i as u8)).collect();
+        let nargs = (0..n as u32).map(|nr| syscalls::by_nr(nr).map_or(6, |s| if s.args_known { s.args.len() as u8 } else { 6 })).collect();
+        ProfileBuilder {
+            opts,
+            nodes: Vec::new(),
+            index: FxHashMap::default(),
+            edges: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            values: (0..n).map(|_| None).collect(),
+            io: IoTracker::new(),
+            lost: LostEvents::default(),
+            pids: FxHashSet::default(),
+            tids: FxHashSet::default(),
+            fd_args,
+            nargs,
+            collected_time: false,
+            collected_sites: false,
+            collected_matches: false,
+            events_seen: false,
+        }
+    }
+
+    pub fn node_key_mode(&self) -> NodeKeyMode {
+        self.opts.node_key
+    }
+
+    /// The node key of a call under the builder's key mode.
+    #[inline]
+    pub fn key_of(&self, ev: &SyscallEvent<'_>) -> RawKey {
+        match self.opts.node_key {
+            NodeKeyMode::Name => RawKey { nr: ev.nr, fd: None, site: None },
+            NodeKeyMode::Fd => {
+                let fd = self.fd_args.get(ev.nr as usize).copied().flatten().map(|i| ev.arg(i as usize));
+                RawKey { nr: ev.nr, fd, site: None }
+            }
+            NodeKeyMode::Callsite => RawKey { nr: ev.nr, fd: None, site: ev.callsite },
+        }
+    }
+
+    #[inline]
+    fn intern(&mut self, key: RawKey) -> u32 {
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(NodeAcc { key, ..Default::default() });
+        self.index.insert(key, id);
+        id
+    }
+
+    /// One call, in its thread's order.
+    pub fn event(&mut self, ev: &SyscallEvent<'_>) {
+        self.events_seen = true;
+        let key = self.key_of(ev);
+        let id = self.intern(key);
+        {
+            let n = &mut self.nodes[id as usize];
+            n.count += 1;
+            if let Some(r) = ev.ret {
+                n.errors += (r < 0) as u64;
+            }
+            if let Some(ns) = ev.kernel_ns {
+                n.kernel_ns += ns;
+                self.collected_time = true;
+            }
+            if let Some(site) = ev.callsite {
+                *n.sites.entry(site).or_insert(0) += 1;
+                self.collected_sites = true;
+            }
+        }
+        let nargs = self.nargs.get(ev.nr as usize).copied().unwrap_or(6) as usize;
+        if let Some(prev) = self.threads.get(&ev.tid).copied() {
+            let e = self.edges.entry((prev.node, id)).or_default();
+            e.weight += 1;
+            if let Some(r) = prev.ret.filter(|&r| r > 0) {
+                for (j, m) in e.matches.iter_mut().enumerate().take(nargs) {
+                    *m += (ev.arg(j) == r) as u64;
+                }
+                self.collected_matches = true;
+            }
+        }
+        self.threads.insert(ev.tid, ThreadState { node: id, ret: ev.ret });
+        if self.pids.len() < 1 << 20 {
+            self.pids.insert(ev.pid);
+            self.tids.insert(ev.tid);
+        }
+        if self.opts.value_profiles {
+            let slots = self.opts.tnv_slots;
+            let tables = self.values[ev.nr as usize].get_or_insert_with(|| Box::new(std::array::from_fn(|_| Tnv::new(slots))));
+            for (j, t) in tables.iter_mut().enumerate().take(nargs) {
+                t.observe(ev.arg(j));
+            }
+            if let Some(r) = ev.ret {
+                tables[6].observe(r);
+            }
+        }
+        if self.opts.io_patterns {
+            self.io.event(ev);
+        }
+        self.infer_fork(ev);
+    }
+
+    /// Processes appear through fork-like calls in their parent; every
+    /// backend sees those, so the builder needs no separate fork events.
+    fn infer_fork(&mut self, ev: &SyscallEvent<'_>) {
+        let Some(ret) = ev.ret.filter(|&r| r > 0) else { return };
+        let name = syscalls::name_of(ev.nr);
+        let is_process = match &*name {
+            "fork" | "vfork" => true,
+            "clone" => ev.arg(0) & CLONE_THREAD == 0,
+            // clone3 keeps its flags in memory; a thread wrongly taken for a
+            // process only gets an unused copy of the descriptor table.
+            "clone3" => true,
+            _ => false,
+        };
+        if is_process && self.opts.io_patterns {
+            self.io.fork(ev.pid, ret as u32);
+        }
+    }
+
+    /// Thread `tid` ended: its next call (a reused tid) starts a new chain.
+    pub fn thread_exit(&mut self, tid: u32) {
+        self.threads.remove(&tid);
+    }
+
+    /// Process `pid` ended.
+    pub fn process_exit(&mut self, pid: u32) {
+        if self.opts.io_patterns {
+            self.io.exit(pid);
+        }
+    }
+
+    /// Counts `n` losses of `cause`.
+    pub fn lost(&mut self, cause: LossCause, n: u64) {
+        self.lost.add(cause, n);
+    }
+
+    /// Counts from in-kernel aggregation: a node's calls, errors and time.
+    pub fn add_node_counts(&mut self, key: RawKey, count: u64, errors: u64, kernel_ns: Option<u64>) {
+        let id = self.intern(key);
+        let n = &mut self.nodes[id as usize];
+        n.count += count;
+        n.errors += errors;
+        if let Some(ns) = kernel_ns {
+            n.kernel_ns += ns;
+            self.collected_time = true;
+        }
+    }
+
+    /// Counts from in-kernel aggregation: an edge's weight.
+    pub fn add_edge(&mut self, from: RawKey, to: RawKey, weight: u64) {
+        let a = self.intern(from);
+        let b = self.intern(to);
+        self.edges.entry((a, b)).or_default().weight += weight;
+    }
+
+    /// Counts from in-kernel aggregation: calls of a node from a code location.
+    pub fn add_callsite(&mut self, key: RawKey, site: CodeAddr, count: u64) {
+        let id = self.intern(key);
+        *self.nodes[id as usize].sites.entry(site).or_insert(0) += count;
+        self.collected_sites = true;
+    }
+
+    /// Counts threads and processes that in-kernel aggregation reports.
+    pub fn add_task(&mut self, pid: u32, tid: u32) {
+        self.pids.insert(pid);
+        self.tids.insert(tid);
+    }
+
+    /// The finished profile. `resolve` turns code addresses into locations;
+    /// `meta` supplies what the recorder knows (the builder fills in counts
+    /// and the collected sections).
+    pub fn finish(self, mut meta: Meta, resolve: &mut dyn FnMut(CodeAddr) -> Location) -> Profile {
+        let node_key = self.opts.node_key;
+        let nodes: Vec<Node> = self
+            .nodes
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut sites: Vec<(CodeAddr, u64)> = n.sites.into_iter().collect();
+                sites.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                let callsites = sites.into_iter().map(|(a, count)| Callsite { location: resolve(a), count }).collect();
+                let key = NodeKey {
+                    fd: if node_key == NodeKeyMode::Fd { n.key.fd } else { None },
+                    callsite: if node_key == NodeKeyMode::Callsite { n.key.site.map(&mut *resolve) } else { None },
+                };
+                Node {
+                    id: i as u32,
+                    syscall: syscalls::name_of(n.key.nr).into_owned(),
+                    nr: n.key.nr,
+                    key,
+                    count: n.count,
+                    errors: n.errors,
+                    kernel_ns: n.kernel_ns,
+                    callsites,
+                }
+            })
+            .collect();
+        let mut edges: Vec<Edge> = self
+            .edges
+            .into_iter()
+            .map(|((from, to), e)| Edge {
+                from,
+                to,
+                weight: e.weight,
+                result_matches: e
+                    .matches
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(j, &count)| ResultMatch { arg: j as u8, count })
+                    .collect(),
+            })
+            .collect();
+        edges.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.from.cmp(&b.from)).then(a.to.cmp(&b.to)));
+        let mut value_profiles = Vec::new();
+        for (nr, tables) in self.values.iter().enumerate() {
+            let Some(tables) = tables else { continue };
+            let info = syscalls::by_nr(nr as u32);
+            for (pos, t) in tables.iter().enumerate() {
+                if t.observations() == 0 {
+                    continue;
+                }
+                let arg = if pos == 6 {
+                    "result".to_string()
+                } else {
+                    info.and_then(|s| s.args.get(pos)).map_or(format!("arg{pos}"), |a| a.name.to_string())
+                };
+                let obs = t.observations();
+                value_profiles.push(ValueProfile {
+                    syscall: syscalls::name_of(nr as u32).into_owned(),
+                    arg,
+                    position: if pos == 6 { -1 } else { pos as i8 },
+                    observations: obs,
+                    not_held: t.not_held(),
+                    slots: t.capacity() as u32,
+                    top: t
+                        .top()
+                        .into_iter()
+                        .map(|(value, count)| ValueCount { value, count, share: count as f64 / obs as f64 })
+                        .collect(),
+                });
+            }
+        }
+        let total_calls: u64 = nodes.iter().map(|n| n.count).sum();
+        meta.total_calls = total_calls;
+        meta.node_key = node_key;
+        meta.processes = self.pids.len() as u64;
+        meta.threads = self.tids.len() as u64;
+        meta.runs = meta.runs.max(1);
+        meta.collected.kernel_time |= self.collected_time;
+        meta.collected.callsites |= self.collected_sites;
+        meta.collected.value_profiles |= self.opts.value_profiles && self.events_seen;
+        meta.collected.io_patterns |= self.opts.io_patterns && self.events_seen;
+        meta.collected.result_matches |= self.collected_matches;
+        let io_patterns = if self.opts.io_patterns { self.io.patterns() } else { Vec::new() };
+        let mut profile = Profile {
+            format_version: FORMAT_VERSION,
+            meta,
+            nodes,
+            edges,
+            value_profiles,
+            io_patterns,
+            sequences: Default::default(),
+            lost_events: self.lost,
+        };
+        profile.sequences = sequences::mine(&profile, &sequences::SequenceOptions::default());
+        profile
+    }
+}

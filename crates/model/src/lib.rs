@@ -1,0 +1,9 @@
+//! The data of syscluster: the system call table, the events recorders
+//! produce, and the versioned profile format.
+
+pub mod event;
+pub mod profile;
+pub mod syscalls;
+
+pub use event::{CodeAddr, LossCause, SyscallEvent};
+pub use profile::{Profile, ProfileError, FORMAT_VERSION};

@@ -1,0 +1,101 @@
+//! The table of mapped files (modules) that code addresses refer to.
+//!
+//! Backends identify a mapped file by device and inode (what the kernel has
+//! at hand) and learn its path separately: from /proc/PID/maps while the
+//! process lives, or by matching the paths the program opened or executed.
+
+use rustc_hash::FxHashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// Device number as user space sees it (`st_dev`).
+    pub dev: u64,
+    pub ino: u64,
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Default)]
+pub struct Modules {
+    list: Vec<Module>,
+    by_id: FxHashMap<(u64, u64), u32>,
+}
+
+/// Converts a kernel-internal device number (`MKDEV`: major << 20 | minor)
+/// to the user-space encoding that `stat` returns.
+pub fn dev_from_kernel(kdev: u32) -> u64 {
+    let major = (kdev >> 20) as u64;
+    let minor = (kdev & 0xfffff) as u64;
+    libc::makedev(major as u32, minor as u32)
+}
+
+impl Modules {
+    pub fn new() -> Modules {
+        Modules::default()
+    }
+
+    /// The id of the file with user-space device `dev` and inode `ino`.
+    pub fn intern(&mut self, dev: u64, ino: u64) -> u32 {
+        if let Some(&id) = self.by_id.get(&(dev, ino)) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(Module { dev, ino, path: None });
+        self.by_id.insert((dev, ino), id);
+        id
+    }
+
+    /// The id of the file at `path` (which must exist), with its path known.
+    pub fn intern_path(&mut self, path: &Path) -> std::io::Result<u32> {
+        let md = std::fs::metadata(path)?;
+        let id = self.intern(md.dev(), md.ino());
+        let m = &mut self.list[id as usize];
+        if m.path.is_none() {
+            m.path = Some(path.to_path_buf());
+        }
+        Ok(id)
+    }
+
+    /// Sets the path of a module whose (dev, ino) matches; a path that no
+    /// longer exists or names another file is ignored.
+    pub fn learn_path(&mut self, path: &Path) {
+        if let Ok(md) = std::fs::metadata(path) {
+            if let Some(&id) = self.by_id.get(&(md.dev(), md.ino())) {
+                let m = &mut self.list[id as usize];
+                if m.path.is_none() {
+                    m.path = Some(path.to_path_buf());
+                }
+            }
+        }
+    }
+
+    /// Learns paths from a process's /proc/PID/maps (while it lives).
+    pub fn learn_from_maps(&mut self, pid: u32) {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return };
+        for line in text.lines() {
+            if let Some(path) = line.split_whitespace().nth(5) {
+                if path.starts_with('/') && self.missing_paths() {
+                    self.learn_path(Path::new(path));
+                }
+            }
+        }
+    }
+
+    /// Whether some module has no path yet.
+    pub fn missing_paths(&self) -> bool {
+        self.list.iter().any(|m| m.path.is_none())
+    }
+
+    pub fn get(&self, id: u32) -> Option<&Module> {
+        self.list.get(id as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what syscluster needs to build, test and benchmark on a fresh
+# Debian 12 machine: Debian packages through apt (only those missing), and
+# checks for a Rust toolchain (crates come through Cargo).  Idempotent and
+# quick when everything is present.
+#
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --bench    also the tools the benchmarks compare with
+#   scripts/install-deps.sh --browser  also Chromium for the HTML report test
+set -euo pipefail
+
+# Build: clang compiles the BPF programs, libelf and zlib are needed by the
+# vendored libbpf, liburing by libmulticall.
+BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev)
+# Tests: real programs to trace and compare with.
+TEST=(strace coreutils python3 graphviz)
+# Benchmarks: the tools a user would pick instead.
+BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
+BROWSER=(chromium)
+
+want=("${BUILD[@]}" "${TEST[@]}")
+for arg in "$@"; do
+  case "$arg" in
+    --bench) want+=("${BENCH[@]}") ;;
+    --browser) want+=("${BROWSER[@]}") ;;
+    *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq || echo "install-deps: apt-get update failed; trying the cached package lists" >&2
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    echo "install-deps: cargo is in ~/.cargo/bin but not on PATH; add it: export PATH=\$HOME/.cargo/bin:\$PATH" >&2
+  else
+    echo "install-deps: no Rust toolchain; install one with rustup (https://rustup.rs), Rust 1.80 or newer" >&2
+  fi
+  exit 1
+fi
