@@ -75,7 +75,7 @@ pub struct ProfileBuilder {
     lost: LostEvents,
     pids: FxHashSet<u32>,
     tids: FxHashSet<u32>,
-    fd_args: Vec<Option<u8>>,
+    fd_args: Vec<Option<(u8, bool)>>,
     nargs: Vec<u8>,
     collected_time: bool,
     collected_sites: bool,
@@ -86,7 +86,7 @@ pub struct ProfileBuilder {
 impl ProfileBuilder {
     pub fn new(opts: BuilderOptions) -> ProfileBuilder {
         let n = syscalls::NR_SYSCALLS;
-        let fd_args = (0..n as u32).map(|nr| syscalls::fd_arg(nr).map(|i| i as u8)).collect();
+        let fd_args = (0..n as u32).map(|nr| syscalls::key_fd_arg(nr).map(|(i, d)| (i as u8, d))).collect();
         let nargs = (0..n as u32).map(|nr| syscalls::by_nr(nr).map_or(6, |s| if s.args_known { s.args.len() as u8 } else { 6 })).collect();
         ProfileBuilder {
             opts,
@@ -118,7 +118,13 @@ impl ProfileBuilder {
         match self.opts.node_key {
             NodeKeyMode::Name => RawKey { nr: ev.nr, fd: None, site: None },
             NodeKeyMode::Fd => {
-                let fd = self.fd_args.get(ev.nr as usize).copied().flatten().filter(|&i| ev.knows(i as usize)).map(|i| ev.arg(i as usize));
+                let fd = match self.fd_args.get(ev.nr as usize).copied().flatten() {
+                    Some((i, dirfd)) if ev.knows(i as usize) => {
+                        let v = ev.arg(i as usize);
+                        (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
+                    }
+                    _ => None,
+                };
                 RawKey { nr: ev.nr, fd, site: None }
             }
             NodeKeyMode::Callsite => RawKey { nr: ev.nr, fd: None, site: ev.callsite },

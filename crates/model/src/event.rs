@@ -61,6 +61,16 @@ impl SyscallEvent<'_> {
     pub fn fd(&self) -> Option<i64> {
         syscalls::fd_arg(self.nr).filter(|&i| self.knows(i)).map(|i| self.arg(i))
     }
+
+    /// The fd of the call's node key (see [`syscalls::key_fd_arg`]).
+    pub fn key_fd(&self) -> Option<i64> {
+        let (i, dirfd) = syscalls::key_fd_arg(self.nr)?;
+        if !self.knows(i) {
+            return None;
+        }
+        let v = self.arg(i);
+        (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
+    }
 }
 
 /// How a raw register becomes an argument value.

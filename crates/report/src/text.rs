@@ -92,7 +92,7 @@ impl Reporter for Text {
         }
         let m = &p.meta;
         let total = m.total_calls.max(1);
-        let cmd = fit(&m.command.join(" "), WIDTH - 20);
+        let cmd = fit(&m.command.join(" "), WIDTH - "syscluster profile of: ".len());
         let _ = writeln!(out, "syscluster profile of: {cmd}");
         let exit = match &m.exit {
             Some(e) => match (e.code, e.signal) {
