@@ -29,6 +29,8 @@ pub enum Command {
     ImportStrace(ImportArgs),
     Report(ReportArgs),
     Merge(MergeArgs),
+    Calibrate(CalibrateArgs),
+    Advise(AdviseArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -135,6 +137,12 @@ pub enum FormatArg {
     Json,
     /// The syscall graph for Graphviz: `| dot -Tsvg > graph.svg`.
     Dot,
+    /// One self-contained HTML page: the interactive syscall graph, hot
+    /// sequences, I/O patterns and the advisor's recommendations.
+    Html,
+    /// Folded stacks (`module;function (file:line);syscall count`) for
+    /// FlameGraph's flamegraph.pl and speedscope.
+    Folded,
 }
 
 /// Show a profile: top calls, edges, hot sequences, loops, code locations,
@@ -163,4 +171,80 @@ pub struct MergeArgs {
     /// Where to write the merged profile.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+}
+
+/// Measure this machine once: what a crossing costs against a function call
+/// (seed 000 table 1), what the calls the advisor rewrites cost by size, and
+/// libmulticall's backends by batch size (when its mc-calibrate is built).
+/// The result is cached and `advise` uses it.
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to store the calibration [default: $XDG_CACHE_HOME/syscluster/calibration.json].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Batches timed per figure (the median is kept).
+    #[arg(long, default_value_t = 9, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: u32,
+    /// A directory on the file system whose write and read costs to measure
+    /// (scratch files are made and removed there) [default: the cache directory].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// libmulticall's mc-calibrate [default: $SYSCLUSTER_MC_CALIBRATE, or
+    /// libmulticall/build/mc-calibrate above syscluster's own directory].
+    #[arg(long, value_name = "PATH")]
+    pub mc_calibrate: Option<PathBuf>,
+    /// Print the stored calibration as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Say nothing on stderr unless something goes wrong.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum AdviseFormatArg {
+    /// Ranked recommendations for a terminal.
+    Text,
+    /// The advice as JSON (docs/ADVICE.md).
+    Json,
+    /// One self-contained HTML page with the interactive syscall graph.
+    Html,
+}
+
+/// Recommend concrete rewrites, ranked by the time each saves on this
+/// machine: where in the code, what to change, and the evidence.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  syscluster calibrate                         # once per machine
+  syscluster record -- ./copy in out
+  syscluster advise                            # ranked recommendations
+  syscluster advise --format html -o advice.html --plan-out plan.json")]
+pub struct AdviseArgs {
+    /// The profile to advise on.
+    #[arg(default_value = "syscluster.json", value_name = "FILE")]
+    pub profile: PathBuf,
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub format: AdviseFormatArg,
+    /// Write to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the plan (docs/PLAN_FORMAT.md) for `syscluster run --plan`.
+    #[arg(long, value_name = "PLAN")]
+    pub plan_out: Option<PathBuf>,
+    /// The calibration to use [default: $XDG_CACHE_HOME/syscluster/calibration.json].
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Measure this machine now if the calibration is missing or stale.
+    #[arg(long, conflicts_with = "no_calibration")]
+    pub recalibrate: bool,
+    /// Ignore any calibration: price calls from the profile's own kernel times.
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// A pattern must repeat at least N times to be advised on.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub min_repeats: u64,
+    /// Say nothing on stderr unless something goes wrong.
+    #[arg(short, long)]
+    pub quiet: bool,
 }

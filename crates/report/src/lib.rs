@@ -3,6 +3,8 @@
 
 pub mod dot;
 pub mod fmt;
+pub mod folded;
+pub mod html;
 pub mod json;
 pub mod text;
 
@@ -25,12 +27,15 @@ pub trait Reporter {
     fn render(&self, profile: &Profile, opts: &ReportOptions) -> Vec<u8>;
 }
 
-/// The reporter for a format name (`text`, `json`, `dot`).
+/// The reporter for a format name (`text`, `json`, `dot`, `folded`, `html`;
+/// the HTML page made here has no advice: see [`html::page`]).
 pub fn by_name(name: &str) -> Option<Box<dyn Reporter>> {
     match name {
         "text" => Some(Box::new(text::Text)),
         "json" => Some(Box::new(json::Json)),
         "dot" => Some(Box::new(dot::Dot)),
+        "folded" => Some(Box::new(folded::Folded)),
+        "html" => Some(Box::new(html::Html)),
         _ => None,
     }
 }

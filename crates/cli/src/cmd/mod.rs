@@ -1,5 +1,7 @@
 //! One file per subcommand.
 
+mod advise;
+mod calibrate;
 mod import;
 mod merge;
 mod record;
@@ -15,6 +17,8 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::ImportStrace(a) => import::run(a),
         Command::Report(a) => report::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::Advise(a) => advise::run(a),
     }
 }
 

@@ -2,31 +2,32 @@
 
 use crate::flags::{FormatArg, ReportArgs};
 use crate::Failure;
-use std::io::Write;
+use syscluster_advise::AdviseOptions;
 use syscluster_model::Profile;
 use syscluster_report::ReportOptions;
 
 pub fn run(a: ReportArgs) -> Result<i32, Failure> {
     let profile = Profile::load(&a.profile)?;
-    let name = match a.format {
-        FormatArg::Text => "text",
-        FormatArg::Json => "json",
-        FormatArg::Dot => "dot",
-    };
-    let reporter = syscluster_report::by_name(name).expect("every format flag has a reporter");
-    let bytes = reporter.render(&profile, &ReportOptions { top: a.top.max(1) });
-    match &a.output {
-        Some(path) => syscluster_model::profile::write_atomically(path, &bytes)
-            .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display())))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {
-                // A closed pipe (`| head`) is not an error worth a message.
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(Failure::new(format!("cannot write the report: {e}")));
-                }
-            }
+    let bytes = match a.format {
+        FormatArg::Html => {
+            // The page shows the advice too; a stale calibration only costs a note.
+            let choice = super::advise::CalibrationChoice { path: None, recalibrate: false, none: false, strict: false, quiet: false };
+            let (cal, path) = super::advise::calibration_for(&choice).unwrap_or((None, None));
+            let advice = super::advise::advice(&profile, cal.as_ref(), path, &AdviseOptions::default());
+            syscluster_report::html::page(&profile, Some(&advice))
         }
-    }
+        f => {
+            let name = match f {
+                FormatArg::Text => "text",
+                FormatArg::Json => "json",
+                FormatArg::Dot => "dot",
+                FormatArg::Folded => "folded",
+                FormatArg::Html => unreachable!("handled above"),
+            };
+            let reporter = syscluster_report::by_name(name).expect("every format flag has a reporter");
+            reporter.render(&profile, &ReportOptions { top: a.top.max(1) })
+        }
+    };
+    super::advise::write_out(a.output.as_deref(), &bytes, "report")?;
     Ok(0)
 }

@@ -1,0 +1,218 @@
+//! What the advisor produces: the analysis of every hot sequence and loop,
+//! and the ranked recommendations with their evidence and savings. Its JSON
+//! form (`advise --format json`) is documented in docs/ADVICE.md.
+
+use serde::{Deserialize, Serialize};
+use syscluster_model::profile::Location;
+
+/// The version of the JSON this build writes.
+pub const ADVICE_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Advice {
+    pub advice_version: u32,
+    pub tool: String,
+    pub profile: ProfileSummary,
+    pub costs: CostBasis,
+    /// Every hot sequence and loop of the profile, analysed.
+    pub sequences: Vec<SequenceAnalysis>,
+    /// Best saving first (rewrites that can be applied on this machine
+    /// before those that need a mechanism it lacks).
+    pub recommendations: Vec<Recommendation>,
+    /// What limits this advice (missing data, tracing overhead, …).
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSummary {
+    pub command: Vec<String>,
+    pub backend: String,
+    pub mode: String,
+    pub node_key: String,
+    pub total_calls: u64,
+    pub duration_ns: u64,
+    /// Whether the profile has code locations (`file:line` of each call).
+    pub callsites: bool,
+}
+
+/// Where the per-call costs come from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CostBasis {
+    /// `calibration` (measured here by `syscluster calibrate`), `profile`
+    /// (the profile's own kernel times) or `assumed` (neither).
+    pub source: String,
+    /// The cost of one crossing, ns.
+    pub crossing_ns: f64,
+    /// A function call, ns, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_call_ns: Option<f64>,
+    /// The calibration file used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
+    /// The machine the calibration describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// Whether the profile's kernel times are used for the calls the
+    /// calibration does not cover (only precise ones: BPF).
+    pub profile_kernel_times: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SequenceAnalysis {
+    /// `loop` or `hot_path`.
+    pub kind: String,
+    pub nodes: Vec<u32>,
+    pub labels: Vec<String>,
+    pub weight: u64,
+    pub crossings: u64,
+    pub share: f64,
+    /// Arguments that carry the result of an earlier call of the sequence.
+    pub dependencies: Vec<Dependency>,
+    /// Whether the calls come from one function and are adjacent.
+    pub placement: Placement,
+    /// Which multi-call backends can run the sequence.
+    pub backends: Vec<BackendFit>,
+    /// Dominant argument values: specialization candidates.
+    pub specialization: Vec<ValueCandidate>,
+}
+
+/// Argument `arg` of call `to` (an index in the sequence) equals the result
+/// of call `from` in `share` of the transitions.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dependency {
+    pub from: usize,
+    pub to: usize,
+    pub arg: u8,
+    pub arg_name: String,
+    pub share: f64,
+    /// `result_match` (counted by the recorder on the edge) or
+    /// `fd_value` (the node's fd is the dominant result of an earlier
+    /// open-like call).
+    pub via: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// `adjacent` (one function, only argument set-up between the calls),
+    /// `one_function` (one function, other code between some calls),
+    /// `several_functions`, or `unknown` (no code locations).
+    pub class: String,
+    pub functions: Vec<String>,
+    /// One line per transition with code between the calls.
+    pub gaps: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackendFit {
+    /// `direct`, `fusion`, `uring`, `kmod` (libmulticall's backends).
+    pub backend: String,
+    pub can_run: bool,
+    /// Whether this machine has the backend.
+    pub available: bool,
+    pub why: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ValueCandidate {
+    pub syscall: String,
+    pub arg: String,
+    pub value: i64,
+    pub share: f64,
+    pub observations: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Recommendation {
+    /// 1 = best.
+    pub rank: u32,
+    /// The rule of the catalogue (docs/ADVICE.md).
+    pub rule: String,
+    pub title: String,
+    /// The rule's explanation, then what this profile shows.
+    pub explanation: String,
+    pub before: String,
+    pub after: String,
+    /// How the rewrite is done: `pread`, `writev-coalescing`, …
+    pub mechanism: String,
+    /// Settings of the rewrite taken from the profile (fd, sizes, buffer, …).
+    pub parameters: std::collections::BTreeMap<String, String>,
+    /// The graph nodes the rewrite changes.
+    pub nodes: Vec<u32>,
+    pub labels: Vec<String>,
+    /// The code that issues those calls.
+    pub locations: Vec<CodeSite>,
+    pub evidence: Vec<Evidence>,
+    pub saving: Saving,
+    /// Whether this machine can apply it now, and how.
+    pub applicable_here: bool,
+    pub how: String,
+    /// Ranks of other recommendations that change some of the same calls:
+    /// alternatives, whose savings do not add up.
+    pub overlaps: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CodeSite {
+    pub syscall: String,
+    pub location: Location,
+    /// `file:line` (or function+offset where there is no debug info).
+    pub short: String,
+    pub count: u64,
+}
+
+/// One fact of the profile a recommendation rests on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Evidence {
+    /// `to` immediately followed `from` `weight` times.
+    Edge { from: String, to: String, weight: u64 },
+    /// Argument `arg` of `to` was the result of `from` in `share` of the edge.
+    ResultMatch { from: String, to: String, arg: String, count: u64, share: f64 },
+    /// A value profile: `value` in `share` of the `observations`.
+    Value { syscall: String, arg: String, value: i64, share: f64, observations: u64 },
+    /// Calls of a node.
+    Calls { node: String, count: u64 },
+    /// A loop of the graph.
+    Loop { nodes: Vec<String>, weight: u64 },
+    /// A file's I/O pattern.
+    IoPattern { path: String, file_kind: String, class: String, opens: u64, reads: u64, writes: u64, bytes: u64 },
+    /// Code locations of the calls.
+    Placement { class: String, detail: String },
+}
+
+/// What a recommendation is estimated to save, and on what basis.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Saving {
+    /// Estimated time saved, ns.
+    pub ns: f64,
+    /// ns / the recorded run's duration.
+    pub share_of_run: f64,
+    /// `estimate`, or `upper_bound` where the profile cannot tell how much
+    /// of the work would go.
+    pub bound: String,
+    pub calls_before: u64,
+    pub calls_after: u64,
+    pub crossings_removed: u64,
+    /// crossings_removed × the crossing cost.
+    pub crossing_ns: f64,
+    /// The kernel work that disappears: ns − crossing_ns.
+    pub kernel_ns: f64,
+    /// Cost of the calls before and after the rewrite, ns.
+    pub before_ns: f64,
+    pub after_ns: f64,
+    /// Where the per-call costs come from.
+    pub basis: String,
+    /// What the estimate assumes.
+    pub assumes: String,
+}

@@ -1,0 +1,317 @@
+//! The calibration of this machine: what a crossing costs against a function
+//! call (seed 000 table 1, measured here), what the calls the advisor
+//! rewrites cost by size, and libmulticall's own figures (mc-calibrate).
+//! Stored once per machine in a versioned cache file and reused; see
+//! docs/CALIBRATION.md.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The version this build writes and the only one it reads.
+pub const CALIBRATION_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    pub calibration_version: u32,
+    /// The program that measured, with its version.
+    pub tool: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: f64,
+    pub machine: Machine,
+    pub crossing: Crossing,
+    /// Per-call cost of the calls the advisor rewrites, by size.
+    pub costs: Vec<CallCost>,
+    /// libmulticall's per-backend figures by batch size, as mc-calibrate
+    /// wrote them; absent when mc-calibrate was not built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicall: Option<MulticallFigures>,
+}
+
+/// What makes two machines the same for the figures: the kernel (its entry
+/// path and mitigations) and the CPU.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    pub arch: String,
+    /// Kernel release and version (`uname -rv`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu: String,
+    pub cpus: u32,
+}
+
+/// Seed 000 table 1, measured here: a system call round trip against a
+/// function call.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Crossing {
+    /// The call timed: a system call that does almost nothing.
+    pub syscall: String,
+    /// ns per call in the least disturbed batch (the machine is shared:
+    /// interference only ever adds time).
+    pub syscall_ns: f64,
+    /// ns per call, median over the batches.
+    pub syscall_median_ns: f64,
+    /// A non-inlined function of one argument, least disturbed batch.
+    pub function_call_ns: f64,
+    pub function_call_median_ns: f64,
+    /// syscall_ns / function_call_ns.
+    pub ratio: f64,
+    /// Batches timed, and calls per batch.
+    pub samples: u32,
+    pub iterations: u64,
+}
+
+/// The cost of one call of `syscall` on an object of kind `on` transferring
+/// `bytes` (0 for calls that transfer nothing).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CallCost {
+    pub syscall: String,
+    /// `file` (regular file in the page cache), `udp` (datagram socket on
+    /// loopback), `pipe`, `vdso` (no system call: the vDSO function), or
+    /// empty.
+    pub on: String,
+    /// Bytes per call (per message for sendmmsg, in all for writev).
+    pub bytes: u64,
+    /// ns per call, crossing included, in the least disturbed batch.
+    pub ns: f64,
+    /// ns per call, median over the batches.
+    pub median_ns: f64,
+    /// What exactly was timed.
+    pub what: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MulticallFigures {
+    /// The mc-calibrate that measured.
+    pub source: String,
+    /// Its JSON output, verbatim (docs/MULTICALL.md describes it).
+    pub data: serde_json::Value,
+}
+
+impl Machine {
+    /// This machine.
+    pub fn here() -> Machine {
+        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        let kernel = format!("{} {}", read("/proc/sys/kernel/osrelease"), read("/proc/sys/kernel/version")).trim().to_string();
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = info
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, m)| m.trim().to_string())
+            .unwrap_or_else(|| "unknown CPU".into());
+        let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        Machine { arch: std::env::consts::ARCH.to_string(), kernel, cpu, cpus }
+    }
+}
+
+impl fmt::Display for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ×{}, Linux {}", self.cpu, self.cpus, self.kernel)
+    }
+}
+
+/// Why a calibration cannot be used.
+#[derive(Debug)]
+pub enum CalibrationError {
+    Io(PathBuf, std::io::Error),
+    Corrupt(PathBuf, String),
+    Version(PathBuf, u64),
+    /// Made on another machine (or kernel): what differs.
+    Stale(PathBuf, String),
+    NoCacheDir,
+}
+
+impl fmt::Display for CalibrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CalibrationError::Io(p, e) => write!(f, "cannot read calibration {}: {e}", p.display()),
+            CalibrationError::Corrupt(p, why) => write!(f, "corrupt calibration {}: {why}; run `syscluster calibrate` again", p.display()),
+            CalibrationError::Version(p, v) => write!(
+                f,
+                "calibration {} has calibration_version {v}, this syscluster reads {CALIBRATION_VERSION}; run `syscluster calibrate` again",
+                p.display()
+            ),
+            CalibrationError::Stale(p, why) => write!(
+                f,
+                "stale calibration {}: {why}; run `syscluster calibrate` (or `advise --recalibrate`)",
+                p.display()
+            ),
+            CalibrationError::NoCacheDir => f.write_str("neither XDG_CACHE_HOME nor HOME is set: no place for the calibration cache"),
+        }
+    }
+}
+
+impl std::error::Error for CalibrationError {}
+
+/// `$XDG_CACHE_HOME/syscluster/calibration.json`, else under `~/.cache`.
+pub fn default_path() -> Result<PathBuf, CalibrationError> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".cache"),
+            None => return Err(CalibrationError::NoCacheDir),
+        },
+    };
+    Ok(base.join("syscluster").join("calibration.json"))
+}
+
+impl Calibration {
+    /// Reads a calibration; `Ok(None)` when the file does not exist.
+    pub fn load(path: &Path) -> Result<Option<Calibration>, CalibrationError> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(CalibrationError::Io(path.to_path_buf(), e)),
+        };
+        let v: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), format!("invalid JSON: {e}")))?;
+        match v.get("calibration_version").and_then(|x| x.as_u64()) {
+            None => return Err(CalibrationError::Corrupt(path.to_path_buf(), "no calibration_version".into())),
+            Some(n) if n != CALIBRATION_VERSION as u64 => return Err(CalibrationError::Version(path.to_path_buf(), n)),
+            Some(_) => {}
+        }
+        let c: Calibration = serde_json::from_value(v).map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), e.to_string()))?;
+        c.validate().map_err(|why| CalibrationError::Corrupt(path.to_path_buf(), why))?;
+        Ok(Some(c))
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        if !ok(self.crossing.syscall_ns) || !ok(self.crossing.function_call_ns) {
+            return Err("the crossing figures are not positive numbers".into());
+        }
+        if let Some(c) = self.costs.iter().find(|c| !ok(c.ns)) {
+            return Err(format!("the cost of {} on {} ({} B) is not a positive number", c.syscall, c.on, c.bytes));
+        }
+        Ok(())
+    }
+
+    /// Loads the calibration at `path` and checks that it was made here.
+    pub fn load_for(path: &Path, here: &Machine) -> Result<Option<Calibration>, CalibrationError> {
+        let Some(c) = Calibration::load(path)? else { return Ok(None) };
+        if let Some(why) = c.differs(here) {
+            return Err(CalibrationError::Stale(path.to_path_buf(), why));
+        }
+        Ok(Some(c))
+    }
+
+    /// What makes this calibration unfit for machine `here`, if anything.
+    pub fn differs(&self, here: &Machine) -> Option<String> {
+        let m = &self.machine;
+        if m.arch != here.arch {
+            return Some(format!("made on {}, this is {}", m.arch, here.arch));
+        }
+        if m.kernel != here.kernel {
+            return Some(format!("made under kernel {:?}, this is {:?}", m.kernel, here.kernel));
+        }
+        if m.cpu != here.cpu || m.cpus != here.cpus {
+            return Some(format!("made on {} ×{}, this is {} ×{}", m.cpu, m.cpus, here.cpu, here.cpus));
+        }
+        None
+    }
+
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        json.push(b'\n');
+        syscluster_model::profile::write_atomically(path, &json)
+    }
+
+    /// The cost of one call of `syscall` on `on` moving `bytes`: linear
+    /// between the sizes measured, extended past the largest along its last
+    /// segment, clamped at the smallest. `None` when not measured.
+    pub fn cost(&self, syscall: &str, on: &str, bytes: u64) -> Option<f64> {
+        let mut pts: Vec<(f64, f64)> =
+            self.costs.iter().filter(|c| c.syscall == syscall && c.on == on).map(|c| (c.bytes as f64, c.ns)).collect();
+        if pts.is_empty() {
+            return None;
+        }
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts.dedup_by(|a, b| a.0 == b.0);
+        let x = bytes as f64;
+        if pts.len() == 1 || x <= pts[0].0 {
+            return Some(pts[0].1);
+        }
+        let seg = pts.windows(2).find(|w| x <= w[1].0).unwrap_or(&pts[pts.len() - 2..]);
+        let (x0, y0, x1, y1) = (seg[0].0, seg[0].1, seg[1].0, seg[1].1);
+        Some((y0 + (y1 - y0) * (x - x0) / (x1 - x0)).max(pts[0].1.min(y0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal() -> Calibration {
+        let cost = |syscall: &str, on: &str, bytes, ns| CallCost { syscall: syscall.into(), on: on.into(), bytes, ns, median_ns: ns, what: String::new() };
+        Calibration {
+            calibration_version: CALIBRATION_VERSION,
+            tool: "t".into(),
+            created_at: 0.0,
+            machine: Machine { arch: "x86_64".into(), kernel: "6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
+            crossing: Crossing {
+                syscall: "getppid".into(),
+                syscall_ns: 150.0,
+                syscall_median_ns: 160.0,
+                function_call_ns: 1.5,
+                function_call_median_ns: 1.6,
+                ratio: 100.0,
+                samples: 9,
+                iterations: 1000,
+            },
+            costs: vec![cost("write", "file", 8, 800.0), cost("write", "file", 4096, 2000.0), cost("write", "file", 65536, 12000.0), cost("lseek", "file", 0, 200.0)],
+            multicall: None,
+        }
+    }
+
+    #[test]
+    fn interpolates_costs_by_size() {
+        let c = cal();
+        assert_eq!(c.cost("write", "file", 8), Some(800.0));
+        assert_eq!(c.cost("write", "file", 0), Some(800.0), "clamped below the smallest size");
+        let mid = c.cost("write", "file", 2052).unwrap();
+        assert!((mid - 1400.0).abs() < 1.0, "{mid}");
+        let far = c.cost("write", "file", 126976).unwrap();
+        assert!(far > 12000.0, "extrapolated past the largest size: {far}");
+        assert_eq!(c.cost("lseek", "file", 4096), Some(200.0));
+        assert_eq!(c.cost("read", "file", 8), None);
+        assert_eq!(c.cost("write", "udp", 8), None);
+    }
+
+    #[test]
+    fn round_trip_and_staleness() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sub/calibration.json");
+        assert!(Calibration::load(&p).unwrap().is_none(), "a missing file is no calibration, not an error");
+        let c = cal();
+        c.save(&p).unwrap();
+        assert_eq!(Calibration::load(&p).unwrap().unwrap(), c);
+        let here = c.machine.clone();
+        assert!(Calibration::load_for(&p, &here).unwrap().is_some());
+        let other = Machine { kernel: "6.2 #1".into(), ..here };
+        let e = Calibration::load_for(&p, &other).unwrap_err().to_string();
+        assert!(e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"), "{e}");
+    }
+
+    #[test]
+    fn refuses_bad_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.json");
+        std::fs::write(&p, "{").unwrap();
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("invalid JSON"));
+        std::fs::write(&p, r#"{"calibration_version": 99}"#).unwrap();
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("calibration_version 99"));
+        let mut c = cal();
+        c.crossing.syscall_ns = 0.0;
+        std::fs::write(&p, serde_json::to_vec(&c).unwrap()).unwrap();
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("not positive"));
+    }
+}

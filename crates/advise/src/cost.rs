@@ -1,0 +1,115 @@
+//! The cost model: what one call costs on this machine.
+//!
+//! A call's cost is its crossing plus its kernel work. The figures come,
+//! in order of preference, from the profile's own kernel times where they
+//! are precise (the BPF backend times each call between its tracepoints),
+//! from the calibration of this machine (`syscluster calibrate`, by call
+//! and size), from the profile's kernel times where a tracer inflated them
+//! (strace, ptrace: an overestimate, said so), and otherwise from the
+//! crossing alone.
+
+use crate::advice::CostBasis;
+use crate::calibration::Calibration;
+use std::collections::BTreeSet;
+use syscluster_model::Profile;
+
+/// The crossing cost assumed when nothing was measured: seed-era machines
+/// and this project's reference machine measured 135–190 ns.
+pub const ASSUMED_CROSSING_NS: f64 = 150.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Basis {
+    ProfileKernel,
+    Calibrated,
+    TracedKernel,
+    CrossingOnly,
+}
+
+impl Basis {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Basis::ProfileKernel => "the profile's kernel times (BPF) plus the calibrated crossing",
+            Basis::Calibrated => "calls timed on this machine by `syscluster calibrate`",
+            Basis::TracedKernel => "the profile's kernel times under a tracer (inflated by tracing: an overestimate)",
+            Basis::CrossingOnly => "the crossing alone (the kernel work of these calls is not known)",
+        }
+    }
+}
+
+/// A price and where it came from.
+#[derive(Clone, Copy, Debug)]
+pub struct Priced {
+    pub ns: f64,
+    pub basis: Basis,
+}
+
+pub struct CostModel<'a> {
+    cal: Option<&'a Calibration>,
+    basis: CostBasis,
+    precise_kernel: bool,
+    traced_kernel: bool,
+    kernel_ns: Vec<f64>,
+}
+
+impl<'a> CostModel<'a> {
+    /// The model for `profile`, with the calibration if there is one.
+    pub fn new(profile: &Profile, cal: Option<&'a Calibration>, cal_path: Option<String>) -> CostModel<'a> {
+        let has_times = profile.meta.collected.kernel_time && profile.nodes.iter().any(|n| n.kernel_ns > 0);
+        let precise_kernel = has_times && profile.meta.backend == "bpf";
+        // Inflated times are used only when nothing better exists.
+        let traced_kernel = has_times && !precise_kernel && cal.is_none();
+        let source = match (cal, has_times) {
+            (Some(_), _) => "calibration",
+            (None, true) => "profile",
+            (None, false) => "assumed",
+        };
+        let basis = CostBasis {
+            source: source.into(),
+            crossing_ns: cal.map_or(ASSUMED_CROSSING_NS, |c| c.crossing.syscall_ns),
+            function_call_ns: cal.map(|c| c.crossing.function_call_ns),
+            calibration: cal.and(cal_path),
+            machine: cal.map(|c| c.machine.to_string()),
+            profile_kernel_times: precise_kernel || traced_kernel,
+        };
+        let kernel_ns = profile.nodes.iter().map(|n| if n.count > 0 { n.kernel_ns as f64 / n.count as f64 } else { 0.0 }).collect();
+        CostModel { cal, basis, precise_kernel, traced_kernel, kernel_ns }
+    }
+
+    pub fn basis(&self) -> &CostBasis {
+        &self.basis
+    }
+
+    pub fn crossing(&self) -> f64 {
+        self.basis.crossing_ns
+    }
+
+    pub fn calibrated(&self) -> bool {
+        self.cal.is_some()
+    }
+
+    /// One call of profile node `node` (a call of `syscall` on `on` moving
+    /// `bytes`), as the program made it.
+    pub fn node_call(&self, node: u32, syscall: &str, on: &str, bytes: u64) -> Priced {
+        let k = self.kernel_ns.get(node as usize).copied().unwrap_or(0.0);
+        if self.precise_kernel && k > 0.0 {
+            return Priced { ns: self.crossing() + k, basis: Basis::ProfileKernel };
+        }
+        if let Some(ns) = self.call(syscall, on, bytes) {
+            return Priced { ns, basis: Basis::Calibrated };
+        }
+        if self.traced_kernel && k > 0.0 {
+            return Priced { ns: self.crossing() + k, basis: Basis::TracedKernel };
+        }
+        Priced { ns: self.crossing(), basis: Basis::CrossingOnly }
+    }
+
+    /// A calibrated call (one the rewrite makes instead), if measured.
+    pub fn call(&self, syscall: &str, on: &str, bytes: u64) -> Option<f64> {
+        self.cal.and_then(|c| c.cost(syscall, on, bytes))
+    }
+
+    /// The bases used, as one phrase.
+    pub fn describe(bases: &BTreeSet<Basis>) -> String {
+        bases.iter().map(|b| b.describe()).collect::<Vec<_>>().join("; ")
+    }
+}

@@ -1,0 +1,483 @@
+//! Facts about a profile that the rules ask for: edges by endpoints,
+//! value profiles, the kind of file behind a node, code locations, and the
+//! analysis of each hot sequence and loop (data dependencies, placement of
+//! the calls in the code, backends, specialization candidates).
+
+use crate::advice::{BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate};
+use std::collections::{BTreeSet, HashMap};
+use syscluster_model::profile::{Edge, IoPattern, Location, Node, Sequence, ValueProfile};
+use syscluster_model::syscalls::{self, ArgKind};
+use syscluster_model::Profile;
+
+/// Thresholds of the analysis and the rules; all conservative.
+#[derive(Clone, Debug)]
+pub struct AdviseOptions {
+    /// A pattern must repeat at least this often.
+    pub min_repeats: u64,
+    /// The calls a pattern involves must be at least this share of all calls.
+    pub min_share: f64,
+    /// An argument depends on the previous call's result when it equals it
+    /// in at least this share of the transitions.
+    pub dep_share: f64,
+    /// A value dominates its argument from this share of observations.
+    pub dominant_share: f64,
+    /// Buffer of the write-coalescing rewrite, bytes.
+    pub coalesce_buffer: u64,
+    /// Block size the larger-block rule proposes, bytes.
+    pub block_size: u64,
+    /// Messages per sendmmsg/recvmmsg the batching rules propose.
+    pub batch: u64,
+    /// The device of libmulticall's kernel-module backend.
+    pub kmod_device: std::path::PathBuf,
+}
+
+impl Default for AdviseOptions {
+    fn default() -> Self {
+        AdviseOptions {
+            min_repeats: 32,
+            min_share: 0.01,
+            dep_share: 0.8,
+            dominant_share: 0.9,
+            coalesce_buffer: 64 << 10,
+            block_size: 128 << 10,
+            batch: 32,
+            kmod_device: "/dev/multicall".into(),
+        }
+    }
+}
+
+/// Calls that no multi-call may contain (the kernel module refuses them).
+pub const NOT_BATCHABLE: &[&str] = &[
+    "execve", "execveat", "fork", "vfork", "clone", "clone3", "exit", "exit_group", "rt_sigreturn", "ptrace", "seccomp",
+];
+
+/// Calls that create a descriptor: a loop containing one works on a new
+/// object each time round (its arguments are computed by user code).
+pub const OPEN_LIKE: &[&str] = &[
+    "open", "openat", "openat2", "creat", "socket", "accept", "accept4", "pipe", "pipe2", "dup", "dup2", "dup3", "eventfd2", "memfd_create",
+];
+
+/// Calls io_uring has an operation for (a multi-call of only these can run
+/// on libmulticall's uring backend).
+const URING_OPS: &[&str] = &[
+    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2", "sendto", "sendmsg",
+    "recvfrom", "recvmsg", "openat", "openat2", "close", "statx", "fsync", "fdatasync", "fallocate", "fadvise64", "madvise",
+    "accept", "accept4", "connect", "shutdown", "renameat2", "unlinkat", "mkdirat", "symlinkat", "linkat", "splice", "tee",
+    "epoll_ctl", "socket", "nanosleep", "ftruncate", "waitid", "sync_file_range",
+];
+
+/// Distance between two return addresses under which the calls count as
+/// adjacent: argument set-up and a result check, no other work.
+pub const ADJACENT_BYTES: u64 = 64;
+
+pub struct Facts<'p> {
+    pub p: &'p Profile,
+    pub opts: AdviseOptions,
+    edges: HashMap<(u32, u32), usize>,
+    values: HashMap<(&'p str, i8), &'p ValueProfile>,
+    kinds: Vec<Option<&'p IoPattern>>,
+    pub kmod: bool,
+    pub uring: bool,
+}
+
+impl<'p> Facts<'p> {
+    pub fn new(p: &'p Profile, opts: AdviseOptions) -> Facts<'p> {
+        let edges = p.edges.iter().enumerate().map(|(i, e)| ((e.from, e.to), i)).collect();
+        let values = p.value_profiles.iter().map(|v| ((v.syscall.as_str(), v.position), v)).collect();
+        let kmod = opts.kmod_device.exists();
+        let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map_or(true, |s| s.trim() == "0");
+        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring };
+        f.kinds = p.nodes.iter().map(|n| f.match_io(n)).collect();
+        f
+    }
+
+    pub fn total(&self) -> u64 {
+        self.p.meta.total_calls.max(1)
+    }
+
+    pub fn node(&self, id: u32) -> &'p Node {
+        self.p.node(id)
+    }
+
+    pub fn label(&self, id: u32) -> String {
+        self.p.label(id)
+    }
+
+    pub fn edge(&self, from: u32, to: u32) -> Option<&'p Edge> {
+        self.edges.get(&(from, to)).map(|&i| &self.p.edges[i])
+    }
+
+    pub fn weight(&self, from: u32, to: u32) -> u64 {
+        self.edge(from, to).map_or(0, |e| e.weight)
+    }
+
+    /// Whether a pattern of `calls` calls repeating `repeats` times is big
+    /// enough to advise on.
+    pub fn big_enough(&self, repeats: u64, calls: u64) -> bool {
+        repeats >= self.opts.min_repeats && calls as f64 >= self.opts.min_share * self.total() as f64
+    }
+
+    /// Share of the transitions `from → to` in which argument `arg` of
+    /// `to` was `from`'s result.
+    pub fn forwarded(&self, from: u32, to: u32, arg: u8) -> f64 {
+        match self.edge(from, to) {
+            Some(e) if e.weight > 0 => {
+                e.result_matches.iter().find(|m| m.arg == arg).map_or(0.0, |m| m.count as f64 / e.weight as f64)
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// The value profile of argument `arg` (a name, or "result") of `syscall`.
+    pub fn values(&self, syscall: &str, arg: &str) -> Option<&'p ValueProfile> {
+        let pos = if arg == "result" { -1 } else { syscalls::by_name(syscall)?.arg_index(arg)? as i8 };
+        self.values.get(&(syscall, pos)).copied()
+    }
+
+    /// The dominant value of an argument: (value, share, observations).
+    pub fn dominant(&self, syscall: &str, arg: &str) -> Option<(i64, f64, u64)> {
+        let v = self.values(syscall, arg)?;
+        let t = v.top.first()?;
+        Some((t.value, t.share, v.observations))
+    }
+
+    /// Share of the observations of an argument whose value satisfies `pred`
+    /// (values the table did not hold count as not satisfying it).
+    pub fn share_where(&self, syscall: &str, arg: &str, pred: impl Fn(i64) -> bool) -> Option<f64> {
+        let v = self.values(syscall, arg)?;
+        if v.observations == 0 {
+            return None;
+        }
+        Some(v.top.iter().filter(|t| pred(t.value)).map(|t| t.count).sum::<u64>() as f64 / v.observations as f64)
+    }
+
+    /// The mean of the held values of an argument that satisfy `pred`.
+    pub fn mean_where(&self, syscall: &str, arg: &str, pred: impl Fn(i64) -> bool) -> Option<f64> {
+        let v = self.values(syscall, arg)?;
+        let (sum, n) = v.top.iter().filter(|t| pred(t.value)).fold((0.0, 0u64), |(s, n), t| (s + t.value as f64 * t.count as f64, n + t.count));
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    /// The file behind an fd-keyed node, where the I/O patterns name exactly
+    /// one whose transfers of the node's direction match its calls (±10 %).
+    fn match_io(&self, n: &Node) -> Option<&'p IoPattern> {
+        n.key.fd?;
+        let dir = match n.syscall.as_str() {
+            "read" | "readv" | "pread64" | "preadv" | "preadv2" | "recvfrom" | "recvmsg" => 0,
+            "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendto" | "sendmsg" => 1,
+            _ => return None,
+        };
+        let c = n.count as f64;
+        let mut found = self.p.io_patterns.iter().filter(|io| {
+            let t = if dir == 0 { io.reads } else { io.writes } as f64;
+            t >= 0.9 * c && t <= c / 0.9
+        });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+
+    /// The I/O pattern of the file behind a node, if known.
+    pub fn io_of(&self, id: u32) -> Option<&'p IoPattern> {
+        self.kinds.get(id as usize).copied().flatten()
+    }
+
+    /// `file`, `socket`, `device` or `unknown`.
+    pub fn kind_of(&self, id: u32) -> &'p str {
+        self.io_of(id).map_or("unknown", |io| io.kind.as_str())
+    }
+
+    /// The code locations of a node, most frequent first.
+    pub fn sites(&self, id: u32) -> Vec<CodeSite> {
+        let n = self.node(id);
+        let mut v: Vec<CodeSite> = n
+            .callsites
+            .iter()
+            .map(|c| CodeSite { syscall: n.syscall.clone(), location: c.location.clone(), short: c.location.short(), count: c.count })
+            .collect();
+        if v.is_empty() {
+            if let Some(loc) = &n.key.callsite {
+                v.push(CodeSite { syscall: n.syscall.clone(), location: loc.clone(), short: loc.short(), count: n.count });
+            }
+        }
+        v
+    }
+
+    fn top_site(&self, id: u32) -> Option<Location> {
+        let n = self.node(id);
+        n.key.callsite.clone().or_else(|| n.callsites.first().map(|c| c.location.clone()))
+    }
+
+    /// Where the calls of `nodes` (in order) sit in the code.
+    pub fn placement(&self, nodes: &[u32]) -> Placement {
+        let sites: Option<Vec<Location>> = nodes.iter().map(|&n| self.top_site(n)).collect();
+        let Some(sites) = sites else {
+            return Placement { class: "unknown".into(), functions: Vec::new(), gaps: Vec::new() };
+        };
+        let fname = |l: &Location| {
+            let base = l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
+            format!("{}:{}", base, l.function.clone().unwrap_or_else(|| "?".into()))
+        };
+        let functions: BTreeSet<String> = sites.iter().map(fname).collect();
+        let mut gaps = Vec::new();
+        let several = functions.len() > 1;
+        for (i, w) in sites.windows(2).enumerate() {
+            let (a, b) = (&w[0], &w[1]);
+            let (la, lb) = (format!("{} ({})", self.node(nodes[i]).syscall, a.short()), format!("{} ({})", self.node(nodes[i + 1]).syscall, b.short()));
+            if fname(a) != fname(b) || a.module != b.module {
+                gaps.push(format!("{la} → {lb}: in different functions (inline one into the other to cluster them)"));
+            } else if a.offset.abs_diff(b.offset) > ADJACENT_BYTES {
+                gaps.push(format!(
+                    "{la} → {lb}: {} bytes of code apart (move independent statements out of the way, seed 000 §3.3)",
+                    a.offset.abs_diff(b.offset)
+                ));
+            }
+        }
+        let class = if several {
+            "several_functions"
+        } else if gaps.is_empty() {
+            "adjacent"
+        } else {
+            "one_function"
+        };
+        Placement { class: class.into(), functions: functions.into_iter().collect(), gaps }
+    }
+
+    pub fn placement_evidence(&self, nodes: &[u32]) -> Option<Evidence> {
+        let pl = self.placement(nodes);
+        if pl.class == "unknown" {
+            return None;
+        }
+        let detail = if pl.gaps.is_empty() {
+            format!("all in {}, adjacent", pl.functions.join(", "))
+        } else {
+            pl.gaps.join("; ")
+        };
+        Some(Evidence::Placement { class: pl.class, detail })
+    }
+
+    /// Arguments of the calls of a sequence that carry an earlier call's
+    /// result.
+    pub fn dependencies(&self, nodes: &[u32], closed: bool) -> Vec<Dependency> {
+        let mut deps = Vec::new();
+        let n = nodes.len();
+        let pairs = if closed && n > 1 { n } else { n.saturating_sub(1) };
+        for i in 0..pairs {
+            let (a, b) = (nodes[i], nodes[(i + 1) % n]);
+            let Some(e) = self.edge(a, b) else { continue };
+            let to_name = self.node(b).syscall.as_str();
+            for m in &e.result_matches {
+                let share = m.count as f64 / e.weight.max(1) as f64;
+                // A constant argument that happens to equal the result is no dependency.
+                let constant = self.values.get(&(to_name, m.arg as i8)).and_then(|v| v.top.first()).map_or(0.0, |t| t.share);
+                if share >= self.opts.dep_share && share > constant {
+                    deps.push(Dependency {
+                        from: i,
+                        to: (i + 1) % n,
+                        arg: m.arg,
+                        arg_name: arg_name(&self.node(b).syscall, m.arg as usize),
+                        share,
+                        via: "result_match".into(),
+                    });
+                }
+            }
+        }
+        // An fd that is the usual result of an earlier open-like call.
+        for j in 0..n {
+            let bn = self.node(nodes[j]);
+            let Some(fd) = bn.key.fd else { continue };
+            let Some((fd_arg, _)) = syscalls::key_fd_arg(bn.nr) else { continue };
+            for i in 0..j {
+                let an = self.node(nodes[i]);
+                if !OPEN_LIKE.contains(&an.syscall.as_str()) || deps.iter().any(|d| d.to == j && d.arg as usize == fd_arg) {
+                    continue;
+                }
+                if let Some((v, share, _)) = self.dominant(&an.syscall, "result") {
+                    if v == fd && share >= self.opts.dep_share {
+                        deps.push(Dependency {
+                            from: i,
+                            to: j,
+                            arg: fd_arg as u8,
+                            arg_name: arg_name(&bn.syscall, fd_arg),
+                            share,
+                            via: "fd_value".into(),
+                        });
+                    }
+                }
+            }
+        }
+        deps
+    }
+
+    /// Dominant argument values of the calls of a sequence.
+    pub fn specialization(&self, nodes: &[u32]) -> Vec<ValueCandidate> {
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        for &id in nodes {
+            let n = self.node(id);
+            if !seen.insert(n.syscall.clone()) {
+                continue;
+            }
+            let Some(info) = syscalls::by_name(&n.syscall) else { continue };
+            for (i, a) in info.args.iter().enumerate() {
+                if matches!(a.kind, ArgKind::Ptr | ArgKind::Path) {
+                    continue;
+                }
+                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else { continue };
+                let Some(t) = v.top.first() else { continue };
+                if v.observations >= self.opts.min_repeats && t.share >= self.opts.dominant_share {
+                    out.push(ValueCandidate {
+                        syscall: n.syscall.clone(),
+                        arg: a.name.to_string(),
+                        value: t.value,
+                        share: t.share,
+                        observations: v.observations,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether every scalar argument of the calls of a loop is either the
+    /// same each time round (dominant) or forwarded from a result: the
+    /// argument safety of seed 000 §3.2 for a whole loop. `None` when the
+    /// profile has no value profiles to tell.
+    pub fn loop_invariant(&self, nodes: &[u32], deps: &[Dependency]) -> Option<Result<(), String>> {
+        if !self.p.meta.collected.value_profiles {
+            return None;
+        }
+        for (j, &id) in nodes.iter().enumerate() {
+            let n = self.node(id);
+            let Some(info) = syscalls::by_name(&n.syscall) else { continue };
+            for (i, a) in info.args.iter().enumerate() {
+                if matches!(a.kind, ArgKind::Ptr | ArgKind::Path) {
+                    continue;
+                }
+                if deps.iter().any(|d| d.to == j && d.arg as usize == i) {
+                    continue;
+                }
+                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else { continue };
+                let share = v.top.first().map_or(0.0, |t| t.share);
+                if share < self.opts.dominant_share {
+                    return Some(Err(format!("{}.{} changes from one call to the next (top value {:.0}%)", n.syscall, a.name, share * 100.0)));
+                }
+            }
+        }
+        Some(Ok(()))
+    }
+
+    /// Which of libmulticall's backends can run a sequence.
+    pub fn backends(&self, nodes: &[u32], closed: bool) -> Vec<BackendFit> {
+        let names: Vec<&str> = nodes.iter().map(|&n| self.node(n).syscall.as_str()).collect();
+        let forbidden: Vec<&str> = names.iter().copied().filter(|s| NOT_BATCHABLE.contains(s)).collect();
+        let batchable = forbidden.is_empty();
+        let no = |what: &str| format!("contains {what}, which no multi-call may run");
+        let fused = self.fusions(nodes, closed);
+        let n_pairs = if closed { nodes.len() } else { nodes.len().saturating_sub(1) };
+        let not_uring: BTreeSet<&str> = names.iter().copied().filter(|s| !URING_OPS.contains(s)).collect();
+        vec![
+            BackendFit {
+                backend: "direct".into(),
+                can_run: batchable,
+                available: true,
+                why: if batchable { "the reference semantics: the same crossings, no saving".into() } else { no(&forbidden.join(", ")) },
+            },
+            BackendFit {
+                backend: "fusion".into(),
+                can_run: batchable && !fused.is_empty(),
+                available: true,
+                why: if fused.is_empty() {
+                    "no run of these calls fuses into an existing system call".into()
+                } else {
+                    format!(
+                        "fuses {}{}",
+                        fused.join(", "),
+                        if fused.len() < n_pairs { "; the other calls run direct" } else { "" }
+                    )
+                },
+            },
+            BackendFit {
+                backend: "uring".into(),
+                can_run: batchable && not_uring.is_empty(),
+                available: self.uring,
+                why: if not_uring.is_empty() {
+                    "every call has an io_uring operation (linked requests; calibration decides whether it wins)".into()
+                } else {
+                    format!("io_uring has no operation for {}", not_uring.into_iter().collect::<Vec<_>>().join(", "))
+                },
+            },
+            BackendFit {
+                backend: "kmod".into(),
+                can_run: batchable,
+                available: self.kmod,
+                why: match (batchable, self.kmod) {
+                    (false, _) => no(&forbidden.join(", ")),
+                    (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
+                    (true, false) => format!("one crossing for the whole multi-call; not on this machine (no {})", self.opts.kmod_device.display()),
+                },
+            },
+        ]
+    }
+
+    /// The transitions of a sequence that one of libmulticall's fusion
+    /// rules covers, described.
+    pub fn fusions(&self, nodes: &[u32], closed: bool) -> Vec<String> {
+        let n = nodes.len();
+        let mut out = Vec::new();
+        if n == 1 {
+            let s = self.node(nodes[0]).syscall.as_str();
+            match s {
+                "write" => out.push("write → write (writev)".to_string()),
+                "read" => out.push("read → read (readv)".to_string()),
+                "sendto" | "sendmsg" => out.push(format!("{s} → {s} (sendmmsg)")),
+                "recvfrom" | "recvmsg" => out.push(format!("{s} → {s} (recvmmsg)")),
+                _ => {}
+            }
+            return out;
+        }
+        let pairs = if closed { n } else { n - 1 };
+        for i in 0..pairs {
+            let (a, b) = (nodes[i], nodes[(i + 1) % n]);
+            let (na, nb) = (self.node(a), self.node(b));
+            let same_fd = na.key.fd == nb.key.fd;
+            let fwd = self.forwarded(a, b, 2) >= self.opts.dep_share;
+            let rule = match (na.syscall.as_str(), nb.syscall.as_str()) {
+                ("lseek", "read") if same_fd => Some("pread"),
+                ("lseek", "write") if same_fd => Some("pwrite"),
+                ("write", "write") if same_fd => Some("writev"),
+                ("read", "read") if same_fd => Some("readv"),
+                ("read", "write") if fwd => Some("copy_file_range/sendfile/splice"),
+                ("read", "sendto") if fwd => Some("read + sendmmsg (batch_send)"),
+                ("sendto", "sendto") => Some("sendmmsg"),
+                ("recvfrom", "recvfrom") => Some("recvmmsg"),
+                _ => None,
+            };
+            if let Some(r) = rule {
+                out.push(format!("{} → {} ({r})", na.syscall, nb.syscall));
+            }
+        }
+        out
+    }
+
+    /// The full analysis of one sequence of the profile.
+    pub fn analyze(&self, s: &Sequence, is_loop: bool) -> SequenceAnalysis {
+        let closed = is_loop && s.nodes.len() > 1;
+        let dependencies = self.dependencies(&s.nodes, closed);
+        SequenceAnalysis {
+            kind: if is_loop { "loop" } else { "hot_path" }.into(),
+            nodes: s.nodes.clone(),
+            labels: s.nodes.iter().map(|&n| self.label(n)).collect(),
+            weight: s.weight,
+            crossings: s.crossings,
+            share: s.share,
+            dependencies,
+            placement: self.placement(&s.nodes),
+            backends: self.backends(&s.nodes, closed),
+            specialization: self.specialization(&s.nodes),
+        }
+    }
+}
+
+pub fn arg_name(syscall: &str, i: usize) -> String {
+    syscalls::by_name(syscall).and_then(|s| s.args.get(i)).map_or(format!("arg{i}"), |a| a.name.to_string())
+}

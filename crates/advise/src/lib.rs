@@ -1,0 +1,179 @@
+//! The advisor: from a syscall profile to ranked, concrete rewrites with
+//! their savings estimated from a calibration of this machine.
+//!
+//! `advise` analyses every hot sequence and loop of a profile (data
+//! dependencies, where the calls sit in the code, which multi-call backends
+//! can run them, dominant argument values), runs the rules of the catalogue
+//! (`rules::catalogue`), prices each finding with the cost model and ranks
+//! them by saving. `plan` turns the recommendations into the plan file that
+//! `syscluster run --plan` and the compiler plugin consume.
+
+pub mod advice;
+pub mod calibration;
+pub mod cost;
+pub mod elf;
+pub mod facts;
+pub mod measure;
+pub mod plan;
+pub mod rules;
+pub mod text;
+
+pub use advice::{Advice, Recommendation, ADVICE_VERSION};
+pub use calibration::Calibration;
+pub use cost::CostModel;
+pub use facts::AdviseOptions;
+
+use advice::{ProfileSummary, Saving};
+use std::collections::BTreeSet;
+use syscluster_model::Profile;
+
+/// Writes under this size are short (seed 001; the profile's I/O classes
+/// use the same bound).
+pub const SMALL_WRITE: u64 = 512;
+
+/// Analyses a profile and returns the ranked recommendations.
+pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
+    let f = facts::Facts::new(p, opts.clone());
+    let mut sequences = Vec::new();
+    for s in &p.sequences.loops {
+        sequences.push(f.analyze(s, true));
+    }
+    for s in &p.sequences.hot_paths {
+        sequences.push(f.analyze(s, false));
+    }
+    let mut notes = Vec::new();
+    let mut recs: Vec<Recommendation> = Vec::new();
+    for fd in rules::find_all(&f, cost) {
+        let before_ns = rules::Estimate::ns(&fd.saving.before);
+        let after_ns = rules::Estimate::ns(&fd.saving.after);
+        let ns = before_ns - after_ns;
+        if ns <= 0.0 {
+            notes.push(format!(
+                "{} matched {} but would save nothing here ({:.0} ns before, {:.0} ns after): not recommended",
+                fd.rule.id,
+                fd.nodes.iter().map(|&n| f.label(n)).collect::<Vec<_>>().join(" → "),
+                before_ns,
+                after_ns
+            ));
+            continue;
+        }
+        let bases: BTreeSet<cost::Basis> = fd.saving.before.iter().chain(&fd.saving.after).map(|p| p.per_call.basis).collect();
+        let crossing_ns = fd.saving.crossings_removed as f64 * cost.crossing();
+        let duration = p.meta.duration_ns as f64;
+        let saving = Saving {
+            ns,
+            share_of_run: if duration > 0.0 { ns / duration } else { 0.0 },
+            bound: if fd.saving.upper_bound { "upper_bound" } else { "estimate" }.into(),
+            calls_before: rules::Estimate::calls(&fd.saving.before),
+            calls_after: rules::Estimate::calls(&fd.saving.after),
+            crossings_removed: fd.saving.crossings_removed,
+            crossing_ns: crossing_ns.min(ns),
+            kernel_ns: (ns - crossing_ns).max(0.0),
+            before_ns,
+            after_ns,
+            basis: CostModel::describe(&bases),
+            assumes: fd.saving.assumes.clone(),
+        };
+        let (before, after) = match &fd.sketch {
+            Some((b, a)) => (b.clone(), a.clone()),
+            None => (rules::fill(fd.rule.before, &fd.vars), rules::fill(fd.rule.after, &fd.vars)),
+        };
+        let mut locations = Vec::new();
+        for &n in &fd.nodes {
+            locations.extend(f.sites(n));
+        }
+        recs.push(Recommendation {
+            rank: 0,
+            rule: fd.rule.id.into(),
+            title: fd.rule.title.into(),
+            explanation: format!("{} {}", rules::fill(fd.rule.explanation, &fd.vars), fd.specifics),
+            before,
+            after,
+            mechanism: fd.mechanism.clone().unwrap_or_else(|| fd.rule.mechanism.into()),
+            parameters: fd.vars.iter().filter(|(k, _)| !k.ends_with("_text") && *k != "call").map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            nodes: fd.nodes.clone(),
+            labels: fd.nodes.iter().map(|&n| f.label(n)).collect(),
+            locations,
+            evidence: fd.evidence,
+            saving,
+            applicable_here: fd.applicable_here,
+            how: fd.how,
+            overlaps: Vec::new(),
+        });
+    }
+    // Appliable here first, then by saving; upper bounds after estimates of equal footing.
+    recs.sort_by(|a, b| {
+        b.applicable_here
+            .cmp(&a.applicable_here)
+            .then(b.saving.ns.total_cmp(&a.saving.ns))
+            .then(a.rule.cmp(&b.rule))
+            .then(a.nodes.cmp(&b.nodes))
+    });
+    for (i, r) in recs.iter_mut().enumerate() {
+        r.rank = i as u32 + 1;
+    }
+    let sets: Vec<BTreeSet<u32>> = recs.iter().map(|r| r.nodes.iter().copied().collect()).collect();
+    for i in 0..recs.len() {
+        recs[i].overlaps = (0..recs.len()).filter(|&j| j != i && !sets[i].is_disjoint(&sets[j])).map(|j| j as u32 + 1).collect();
+    }
+    notes.extend(profile_notes(p, cost));
+    Advice {
+        advice_version: ADVICE_VERSION,
+        tool: format!("syscluster {}", env!("CARGO_PKG_VERSION")),
+        profile: ProfileSummary {
+            command: p.meta.command.clone(),
+            backend: p.meta.backend.clone(),
+            mode: p.meta.mode.clone(),
+            node_key: p.meta.node_key.as_str().into(),
+            total_calls: p.meta.total_calls,
+            duration_ns: p.meta.duration_ns,
+            callsites: p.meta.collected.callsites,
+        },
+        costs: cost.basis().clone(),
+        sequences,
+        recommendations: recs,
+        notes,
+    }
+}
+
+/// What limits the advice on this profile.
+fn profile_notes(p: &Profile, cost: &CostModel) -> Vec<String> {
+    let mut notes = Vec::new();
+    let m = &p.meta;
+    match cost.basis().source.as_str() {
+        "calibration" => {}
+        "profile" => notes.push(
+            "no calibration of this machine: costs come from the profile's own kernel times and an assumed crossing cost; run `syscluster calibrate` for measured figures"
+                .into(),
+        ),
+        _ => notes.push(format!(
+            "no calibration and no kernel times in the profile: every call is priced at an assumed crossing of {:.0} ns; run `syscluster calibrate`",
+            cost.crossing()
+        )),
+    }
+    if !m.collected.callsites {
+        notes.push(format!(
+            "the profile has no code locations ({}): record with `syscluster record` (debug info in the program) to get the file:line of each call",
+            if m.backend == "strace" { "imported from strace" } else { "recorded without them" }
+        ));
+    }
+    if matches!(m.backend.as_str(), "strace" | "ptrace") {
+        notes.push(format!(
+            "the recorded duration includes the overhead of tracing with {}: the share of an untraced run is larger than the share shown",
+            m.backend
+        ));
+    }
+    if !m.collected.value_profiles {
+        notes.push("the profile has no value profiles (aggregate mode): rules that need argument values (looped multi-call, block size, datagram sockets) were not checked".into());
+    }
+    if !m.collected.result_matches {
+        notes.push("the profile has no data dependencies (result matches): the copy and send loops could not be recognized".into());
+    }
+    if m.collected.io_patterns && p.io_patterns.is_empty() && m.total_calls > 0 {
+        notes.push("no file was transferred to or from".into());
+    }
+    if p.lost_events.total > 0 {
+        notes.push(format!("{} calls were lost while recording: edge weights and savings are lower bounds", p.lost_events.total));
+    }
+    notes
+}

@@ -1,0 +1,252 @@
+//! The plan: which clusters to apply at which code locations, by which
+//! mechanism, and on what evidence. Written by `advise --plan-out`, read by
+//! `syscluster run --plan` and the compiler plugin; docs/PLAN_FORMAT.md
+//! describes every field. Checking a plan against a binary (same build-id,
+//! same code at the offsets) is the consumer's job; the plan gives it the
+//! build-id of every module it names.
+
+use crate::advice::{Advice, Evidence, Recommendation};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use syscluster_model::syscalls::{self, ArgKind};
+use syscluster_model::Profile;
+
+/// The version this build writes and the only one it reads.
+pub const PLAN_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub plan_version: u32,
+    pub tool: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: f64,
+    pub profile: PlanProfile,
+    /// Every module a location names, with its build-id.
+    pub modules: Vec<Module>,
+    /// Best saving first.
+    pub clusters: Vec<Cluster>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanProfile {
+    pub command: Vec<String>,
+    pub backend: String,
+    pub node_key: String,
+    pub total_calls: u64,
+    pub duration_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    pub path: String,
+    /// GNU build-id, lowercase hex; absent when the file has none or could
+    /// not be read now (see `status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// `ok`, `no_build_id`, or why the file could not be read.
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    /// The recommendation's rank in the advice.
+    pub id: u32,
+    /// The rule of the catalogue (docs/ADVICE.md).
+    pub rule: String,
+    /// `writev-coalescing`, `pread`, `copy_file_range`, `looped-multi-call`, …
+    pub mechanism: String,
+    /// `run` (one call repeated), `sequence` or `loop`.
+    pub shape: String,
+    /// The calls, in order, with their key arguments.
+    pub calls: Vec<PlanCall>,
+    /// The code that issues the calls.
+    pub locations: Vec<PlanLocation>,
+    /// Settings of the mechanism (buffer size, block size, batch, …).
+    pub parameters: BTreeMap<String, String>,
+    pub estimated_saving_ns: f64,
+    pub share_of_run: f64,
+    /// Whether this machine can apply it (the kmod backend may be missing).
+    pub applicable_here: bool,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanCall {
+    pub syscall: String,
+    pub nr: u32,
+    /// The descriptor the node is keyed by, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<i64>,
+    /// Scalar arguments with a dominant value (value profile), by name.
+    pub args: BTreeMap<String, i64>,
+    /// Arguments that take the result of an earlier call of the cluster:
+    /// argument name → index of that call in `calls`.
+    pub results: BTreeMap<String, usize>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanLocation {
+    pub syscall: String,
+    pub module: String,
+    /// File offset of the return address in `module`.
+    pub offset: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub count: u64,
+}
+
+impl Plan {
+    /// The plan of an advice on `profile`.
+    pub fn from_advice(a: &Advice, p: &Profile) -> Plan {
+        let mut modules: BTreeMap<String, Module> = BTreeMap::new();
+        let clusters = a
+            .recommendations
+            .iter()
+            .map(|r| {
+                for l in &r.locations {
+                    modules.entry(l.location.module.clone()).or_insert_with(|| module(&l.location.module));
+                }
+                cluster(r, a, p)
+            })
+            .collect();
+        Plan {
+            plan_version: PLAN_VERSION,
+            tool: format!("syscluster {}", env!("CARGO_PKG_VERSION")),
+            created_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            profile: PlanProfile {
+                command: p.meta.command.clone(),
+                backend: p.meta.backend.clone(),
+                node_key: p.meta.node_key.as_str().into(),
+                total_calls: p.meta.total_calls,
+                duration_ns: p.meta.duration_ns,
+            },
+            modules: modules.into_values().collect(),
+            clusters,
+        }
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(self).expect("a plan always serializes");
+        v.push(b'\n');
+        v
+    }
+
+    /// Reads and checks a plan file.
+    pub fn load(path: &Path) -> Result<Plan, String> {
+        let name = path.display();
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read plan {name}: {e}"))?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
+        match v.get("plan_version").and_then(|x| x.as_u64()) {
+            None => return Err(format!("{name} is not a syscluster plan: no plan_version")),
+            Some(n) if n != PLAN_VERSION as u64 => {
+                return Err(format!("plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"))
+            }
+            Some(_) => {}
+        }
+        let plan: Plan = serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
+        for c in &plan.clusters {
+            if c.calls.is_empty() {
+                return Err(format!("corrupt plan {name}: cluster {} has no calls", c.id));
+            }
+            for call in &c.calls {
+                if let Some((arg, &k)) = call.results.iter().find(|(_, &k)| k >= c.calls.len()) {
+                    return Err(format!("corrupt plan {name}: cluster {}: {}.{arg} refers to call {k}, which does not exist", c.id, call.syscall));
+                }
+            }
+        }
+        Ok(plan)
+    }
+}
+
+fn module(path: &str) -> Module {
+    match crate::elf::build_id(Path::new(path)) {
+        Ok(Some(id)) => Module { path: path.into(), build_id: Some(id), status: "ok".into() },
+        Ok(None) => Module { path: path.into(), build_id: None, status: "no_build_id".into() },
+        Err(e) => Module { path: path.into(), build_id: None, status: e },
+    }
+}
+
+fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
+    let seq = a.sequences.iter().find(|s| {
+        let mut x = s.nodes.clone();
+        let mut y = r.nodes.clone();
+        x.sort_unstable();
+        y.sort_unstable();
+        x == y
+    });
+    let shape = if r.nodes.len() == 1 {
+        "run"
+    } else if seq.is_some_and(|s| s.kind == "loop") || p.sequences.loops.iter().any(|l| l.nodes == r.nodes) {
+        "loop"
+    } else {
+        "sequence"
+    };
+    let deps = seq.map(|s| s.dependencies.clone()).unwrap_or_default();
+    let calls = r
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            let n = p.node(id);
+            let mut args = BTreeMap::new();
+            let mut results = BTreeMap::new();
+            if let Some(info) = syscalls::by_name(&n.syscall) {
+                for (j, arg) in info.args.iter().enumerate() {
+                    // Results refer to positions in this cluster's calls.
+                    if let Some(d) = deps.iter().find(|d| seq.is_some_and(|s| s.nodes.get(d.to) == Some(&id) && s.nodes.get(d.from).is_some()) && d.arg as usize == j) {
+                        let from = seq.map(|s| s.nodes[d.from]).unwrap_or(0);
+                        if let Some(k) = r.nodes.iter().position(|&x| x == from) {
+                            results.insert(arg.name.to_string(), k);
+                            continue;
+                        }
+                    }
+                    if matches!(arg.kind, ArgKind::Ptr | ArgKind::Path) {
+                        continue;
+                    }
+                    let vp = p.value_profiles.iter().find(|v| v.syscall == n.syscall && v.position == j as i8);
+                    if let Some(t) = vp.and_then(|v| v.top.first()).filter(|t| t.share >= 0.9) {
+                        args.insert(arg.name.to_string(), t.value);
+                    }
+                }
+            }
+            let _ = i;
+            PlanCall { syscall: n.syscall.clone(), nr: n.nr, fd: n.key.fd, args, results }
+        })
+        .collect();
+    Cluster {
+        id: r.rank,
+        rule: r.rule.clone(),
+        mechanism: r.mechanism.clone(),
+        shape: shape.into(),
+        calls,
+        locations: r
+            .locations
+            .iter()
+            .map(|l| PlanLocation {
+                syscall: l.syscall.clone(),
+                module: l.location.module.clone(),
+                offset: l.location.offset,
+                function: l.location.function.clone(),
+                file: l.location.file.clone(),
+                line: l.location.line,
+                count: l.count,
+            })
+            .collect(),
+        parameters: r.parameters.clone(),
+        estimated_saving_ns: r.saving.ns,
+        share_of_run: r.saving.share_of_run,
+        applicable_here: r.applicable_here,
+        evidence: r.evidence.clone(),
+    }
+}

@@ -1,0 +1,515 @@
+//! File I/O rules: pread/pwrite for seek+transfer, write coalescing, copy
+//! offload, larger blocks, reopened files, stat storms.
+
+use super::{bytes, calibrated_or, count, edge_evidence, io_evidence, on_of, pct, value_evidence, Estimate, Finding, Part, Rule};
+use crate::advice::Evidence;
+use crate::cost::{Basis, CostModel, Priced};
+use crate::facts::Facts;
+
+pub static PREAD: Rule = Rule {
+    id: "pread",
+    title: "Replace lseek + read by pread",
+    mechanism: "pread",
+    explanation: "A seek followed by a read of the same descriptor is two crossings for one transfer. \
+pread takes the offset as an argument: one crossing, and the lseek's kernel work is gone. \
+pread does not move the file offset, so code that later reads at the offset the lseek set must keep it \
+in step (or use pread too). libmulticall's fusion backend makes the same rewrite inside a multi-call (seek_pread).",
+    before: "lseek({fd}, off, SEEK_SET);\nn = read({fd}, buf, {size});",
+    after: "n = pread({fd}, buf, {size}, off);   /* one crossing; the file offset is not moved */",
+};
+
+pub static PWRITE: Rule = Rule {
+    id: "pwrite",
+    title: "Replace lseek + write by pwrite",
+    mechanism: "pwrite",
+    explanation: "A seek followed by a write of the same descriptor is two crossings for one transfer. \
+pwrite takes the offset as an argument: one crossing, and the lseek's kernel work is gone. \
+pwrite does not move the file offset (and ignores it under O_APPEND), so later code that writes at the \
+offset must keep it in step.",
+    before: "lseek({fd}, off, SEEK_SET);\nwrite({fd}, buf, {size});",
+    after: "pwrite({fd}, buf, {size}, off);   /* one crossing; the file offset is not moved */",
+};
+
+pub static COALESCE: Rule = Rule {
+    id: "coalesce-writes",
+    title: "Coalesce consecutive small writes to one descriptor",
+    mechanism: "writev-coalescing",
+    explanation: "Each write crosses into the kernel and runs the write path for a few bytes (seed 001's \
+short writes). Gathering consecutive writes to one descriptor in a buffer and writing it with one write \
+(or the pieces with one writev) removes all but one crossing per buffer and most of the per-call kernel \
+work; the bytes and their order do not change. The buffer must be written before anything can observe \
+the file: a read, seek, fsync, fork, exec or exit. For unmodified binaries writing regular files, \
+`syscluster run --coalesce-writes` does exactly this at the system-call boundary.",
+    before: "for (…)\n    write({fd}, rec, {size});             /* {count} calls */",
+    after: "static char buf[{buffer}];\nstatic size_t len;\nfor (…) {\n    if (len + {size} > sizeof buf) {\n        write({fd}, buf, len);            /* one call per {buffer_text} */\n        len = 0;\n    }\n    memcpy(buf + len, rec, {size});\n    len += {size};\n}\nwrite({fd}, buf, len);                    /* and before any read, seek, fsync, fork, exec or exit */\n/* unmodified binary: syscluster run --coalesce-writes -- CMD */",
+};
+
+pub static COPY_OFFLOAD: Rule = Rule {
+    id: "copy-offload",
+    title: "Let the kernel copy: copy_file_range, sendfile or splice",
+    mechanism: "copy_file_range",
+    explanation: "This loop reads a block and writes the same bytes (write's count is read's result: the \
+data dependency of seed 000 §3.2), crossing twice per block and copying every byte into user space and \
+back. copy_file_range (between regular files), sendfile (from a file to a socket) or splice (through a \
+pipe) moves the data inside the kernel, many blocks per call: seed 000 §3.4's specialized read_write \
+call, which Linux now has. Keep the loop as the fallback when the call fails with EXDEV, EINVAL or ENOSYS.",
+    before: "while ((n = read({in}, buf, {size})) > 0)\n    write({out}, buf, n);",
+    after: "while ((n = {call}) > 0)\n    ;\nif (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS))\n    /* the read/write loop as before */;",
+};
+
+pub static LARGER_BLOCK: Rule = Rule {
+    id: "larger-block",
+    title: "Copy in larger blocks",
+    mechanism: "larger-buffer",
+    explanation: "The value profile shows a small, fixed block size: every block costs a read and a write \
+crossing and their fixed kernel work. A larger buffer (coreutils' cp uses 128 KiB) moves the same bytes \
+in proportionally fewer calls; the bytes written and their order do not change. This is also the \
+value-based specialization of seed 000 §3.4: the size is a constant worth tuning.",
+    before: "char buf[{size}];\nwhile ((n = read({in}, buf, sizeof buf)) > 0)\n    write({out}, buf, n);",
+    after: "static char buf[{block}];               /* {block_text} */\nwhile ((n = read({in}, buf, sizeof buf)) > 0)\n    write({out}, buf, n);",
+};
+
+pub static REOPEN: Rule = Rule {
+    id: "reopen-same-file",
+    title: "Keep a file open instead of opening it again and again",
+    mechanism: "keep-open",
+    explanation: "The same path is opened, read and closed many times: each round pays the path walk of \
+open and the teardown of close besides the read. Opening it once and reading it with pread at offset 0 \
+keeps the bytes read the same while the file is unchanged; if it may be replaced (renamed over), compare \
+st_ino/st_mtime from an fstat, or use inotify, before trusting the open descriptor.",
+    before: "for (…) {\n    fd = open(\"{path}\", O_RDONLY);\n    n = read(fd, buf, sizeof buf);\n    close(fd);\n}",
+    after: "int fd = open(\"{path}\", O_RDONLY);    /* once */\nfor (…)\n    n = pread(fd, buf, sizeof buf, 0);",
+};
+
+pub static STAT_STORM: Rule = Rule {
+    id: "stat-storm",
+    title: "Stat storm: cache metadata or stat relative to a directory",
+    mechanism: "cache-metadata",
+    explanation: "A large share of the calls ask the kernel about paths (stat, lstat, access, statx), each \
+walking the path from the start. Cache the answers the program asks for again, stat relative to an open \
+directory (fstatat(dirfd, name, …)) so the walk is one component, or read a directory once with \
+getdents64 and use d_type instead of a stat per entry. The profile does not say which paths repeat, so \
+the saving shown is an upper bound: the cost of all these calls.",
+    before: "for (each name)\n    stat(path_of(dir, name), &st);        /* {count} calls */",
+    after: "int dfd = open(dir, O_RDONLY | O_DIRECTORY);\nfor (each name)\n    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW);   /* or a cache, or d_type */",
+};
+
+pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    seek_then_transfer(f, cost, out);
+    coalesce(f, cost, out);
+    copy_loops(f, cost, out);
+    reopen(f, cost, out);
+    stat_storm(f, cost, out);
+}
+
+fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    for e in &f.p.edges {
+        let (a, b) = (f.node(e.from), f.node(e.to));
+        let rule = match (a.syscall.as_str(), b.syscall.as_str()) {
+            ("lseek", "read") => &PREAD,
+            ("lseek", "write") => &PWRITE,
+            _ => continue,
+        };
+        if a.key.fd != b.key.fd || !f.big_enough(e.weight, 2 * e.weight) {
+            continue;
+        }
+        let w = e.weight;
+        let mut evidence = vec![edge_evidence(f, e.from, e.to)];
+        let mut notes = Vec::new();
+        // Absolute seeks only: lseek(fd, 0, SEEK_CUR) asks for the offset (another rule).
+        match f.share_where("lseek", "whence", |v| v == 0) {
+            Some(s) if s >= 0.8 => evidence.extend(value_evidence(f, "lseek", "whence")),
+            Some(_) => continue,
+            None => notes.push("the profile has no value profiles: check that these seeks are absolute (SEEK_SET)".to_string()),
+        }
+        let arg = "count";
+        let size = match f.dominant(&b.syscall, arg) {
+            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
+            _ => f.mean_where(&b.syscall, arg, |v| v > 0).map_or(4096, |m| m.round() as u64),
+        };
+        evidence.extend(value_evidence(f, &b.syscall, arg));
+        let covered = w as f64 / b.count.max(1) as f64;
+        evidence.push(Evidence::Calls { node: f.label(e.to), count: b.count });
+        if covered < 0.9 {
+            notes.push(format!(
+                "only {} of the {} calls of {} follow an lseek: the others use the file offset, which p{} does not move",
+                count(w),
+                count(b.count),
+                f.label(e.to),
+                b.syscall
+            ));
+        }
+        evidence.extend(f.placement_evidence(&[e.from, e.to]));
+        let on = on_of(f.kind_of(e.to), &b.syscall);
+        let seek = cost.node_call(e.from, "lseek", "file", 0);
+        let xfer = cost.node_call(e.to, &b.syscall, on, size);
+        let positional = if b.syscall == "read" { "pread64" } else { "pwrite64" };
+        let after = calibrated_or(cost, positional, on, size, xfer);
+        let fd = a.key.fd.map_or("fd".to_string(), |fd| fd.to_string());
+        out.push(Finding {
+            rule,
+            nodes: vec![e.from, e.to],
+            vars: vec![("fd", fd.clone()), ("size", size.to_string())],
+            specifics: format!(
+                "Here lseek({fd}) → {}({fd}) ran {} times, {} B per transfer{}.",
+                b.syscall,
+                count(w),
+                size,
+                if notes.is_empty() { String::new() } else { format!("; {}", notes.join("; ")) }
+            ),
+            evidence,
+            saving: Estimate {
+                before: vec![Part::new(w as f64, seek), Part::new(w as f64, xfer)],
+                after: vec![Part::new(w as f64, after)],
+                crossings_removed: w,
+                upper_bound: false,
+                assumes: format!("every lseek → {} pair becomes one p{}; the transfer costs the same either way", b.syscall, b.syscall),
+            },
+            applicable_here: true,
+            how: format!("by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call"),
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
+fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    for n in &f.p.nodes {
+        if n.syscall != "write" {
+            continue;
+        }
+        // One descriptor: the node is keyed by it, or the value profile says so.
+        let one_fd = n.key.fd.is_some() || f.dominant("write", "fd").is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
+        let w = f.weight(n.id, n.id);
+        if !one_fd || !f.big_enough(w, w) {
+            continue;
+        }
+        let io = f.io_of(n.id);
+        let mut evidence = vec![edge_evidence(f, n.id, n.id)];
+        let small = |v: i64| (0..crate::SMALL_WRITE as i64).contains(&v);
+        let size = match (io, f.share_where("write", "count", small)) {
+            (Some(io), _) if io.class == "short writes" && io.writes > 0 => {
+                evidence.push(io_evidence(io));
+                evidence.extend(value_evidence(f, "write", "count"));
+                (io.bytes_written as f64 / io.writes as f64).max(1.0)
+            }
+            (_, Some(s)) if s >= 0.8 => {
+                evidence.extend(value_evidence(f, "write", "count"));
+                if let Some(io) = io {
+                    evidence.push(io_evidence(io));
+                }
+                f.mean_where("write", "count", small).unwrap_or(8.0).max(1.0)
+            }
+            _ => continue,
+        };
+        evidence.extend(f.placement_evidence(&[n.id]));
+        let kind = f.kind_of(n.id);
+        let on = on_of(kind, "write");
+        let per = cost.node_call(n.id, "write", on, size.round() as u64);
+        let buffer = f.opts.coalesce_buffer;
+        let after_calls = ((w as f64 * size) / buffer as f64).ceil().max(1.0);
+        let after = calibrated_or(cost, "write", on, buffer, per);
+        let fd = n.key.fd.map_or("fd".to_string(), |fd| fd.to_string());
+        let (how, applicable) = match kind {
+            "file" => (format!("`syscluster run --coalesce-writes -- {}` (no rebuild), or buffer by hand as sketched", command(f)), true),
+            "socket" => ("buffer by hand as sketched, or writev (the runtime coalesces regular files only; mind the latency of a socket)".into(), true),
+            _ => ("buffer by hand as sketched, or `syscluster run --coalesce-writes` if the descriptor is a regular file".into(), true),
+        };
+        out.push(Finding {
+            rule: &COALESCE,
+            nodes: vec![n.id],
+            vars: vec![
+                ("fd", fd.clone()),
+                ("size", format!("{}", size.round() as u64)),
+                ("count", count(n.count)),
+                ("buffer", buffer.to_string()),
+                ("buffer_text", bytes(buffer)),
+            ],
+            specifics: format!(
+                "Here {} wrote {} times in a row ({} consecutive pairs), {:.0} B per write on average{}.",
+                f.label(n.id),
+                count(n.count),
+                count(w),
+                size,
+                io.map_or(String::new(), |io| format!(", to {} ({})", io.path, io.kind))
+            ),
+            evidence,
+            saving: Estimate {
+                before: vec![Part::new(w as f64, per)],
+                after: vec![Part::new(after_calls, after)],
+                crossings_removed: w.saturating_sub(after_calls as u64),
+                upper_bound: false,
+                assumes: format!(
+                    "the consecutive writes go through a {} buffer: one write of {} per buffer instead of one per record",
+                    bytes(buffer),
+                    bytes(buffer)
+                ),
+            },
+            applicable_here: applicable,
+            how,
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
+/// The recorded command, for `syscluster run -- CMD` lines.
+pub fn command(f: &Facts) -> String {
+    let c = &f.p.meta.command;
+    if c.is_empty() {
+        "CMD".into()
+    } else {
+        c.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A read → write loop that copies: write's count is read's result.
+pub struct CopyLoop {
+    pub read: u32,
+    pub write: u32,
+    pub weight: u64,
+    pub forwarded: f64,
+}
+
+pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
+    let mut v = Vec::new();
+    for e in &f.p.edges {
+        let (a, b) = (f.node(e.from), f.node(e.to));
+        if a.syscall != "read" || b.syscall != to || e.from == e.to {
+            continue;
+        }
+        let fwd = f.forwarded(e.from, e.to, 2);
+        let back = f.weight(e.to, e.from);
+        if fwd < f.opts.dep_share || (back as f64) < 0.8 * e.weight as f64 || !f.big_enough(e.weight, 2 * e.weight) {
+            continue;
+        }
+        v.push(CopyLoop { read: e.from, write: e.to, weight: e.weight, forwarded: fwd });
+    }
+    v
+}
+
+fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    for l in find_copy_loops(f, "write") {
+        let (kin, kout) = (f.kind_of(l.read), f.kind_of(l.write));
+        if kin == "socket" || kin == "device" || kout == "device" {
+            continue;
+        }
+        let w = l.weight;
+        let (rn, wn) = (f.node(l.read), f.node(l.write));
+        let total_bytes = match f.io_of(l.read) {
+            Some(io) if io.bytes_read > 0 => io.bytes_read,
+            _ => {
+                let per = f.mean_where("read", "result", |v| v > 0).or_else(|| f.dominant("read", "count").map(|d| d.0 as f64)).unwrap_or(4096.0);
+                (per * w as f64) as u64
+            }
+        };
+        let size = (total_bytes as f64 / w as f64).round().max(1.0) as u64;
+        let block_now = match f.dominant("read", "count") {
+            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
+            _ => size,
+        };
+        let mut evidence = vec![
+            edge_evidence(f, l.read, l.write),
+            edge_evidence(f, l.write, l.read),
+            Evidence::ResultMatch { from: f.label(l.read), to: f.label(l.write), arg: "count".into(), count: (l.forwarded * w as f64).round() as u64, share: l.forwarded },
+        ];
+        evidence.extend(value_evidence(f, "read", "count"));
+        for id in [l.read, l.write] {
+            if let Some(io) = f.io_of(id) {
+                evidence.push(io_evidence(io));
+            }
+        }
+        evidence.extend(f.placement_evidence(&[l.read, l.write]));
+        let (fin, fout) = (rn.key.fd.map_or("in".to_string(), |x| x.to_string()), wn.key.fd.map_or("out".to_string(), |x| x.to_string()));
+        let on_out = on_of(kout, "write");
+        let rd = cost.node_call(l.read, "read", "file", size);
+        let wr = cost.node_call(l.write, "write", on_out, size);
+
+        // copy_file_range / sendfile.
+        let (call, mech) = if kout == "socket" {
+            (format!("sendfile({fout}, {fin}, NULL, 1 << 30)"), "sendfile")
+        } else {
+            (format!("copy_file_range({fin}, NULL, {fout}, NULL, 1 << 30, 0)"), "copy_file_range")
+        };
+        let chunks = total_bytes.div_ceil(1 << 30).max(1);
+        let crossing = Priced { ns: cost.crossing(), basis: Basis::Calibrated };
+        let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
+            Some(ns) if mech == "copy_file_range" => (
+                vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
+                vec![Part::new(chunks as f64, Priced { ns, basis: Basis::Calibrated }), Part::new(1.0, crossing)],
+                format!("{} copied by {} copy_file_range call(s) plus the last one that returns 0, at the calibrated cost per byte", bytes(total_bytes), chunks),
+            ),
+            _ => {
+                let c = Priced { ns: cost.crossing(), basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly } };
+                (
+                    vec![Part::new(2.0 * w as f64, c)],
+                    vec![Part::new(chunks as f64 + 1.0, c)],
+                    format!("only the crossings are counted: the copying itself stays in the kernel and {mech} was not calibrated"),
+                )
+            }
+        };
+        out.push(Finding {
+            rule: &COPY_OFFLOAD,
+            nodes: vec![l.read, l.write],
+            vars: vec![("in", fin.clone()), ("out", fout.clone()), ("size", block_now.to_string()), ("call", call)],
+            specifics: format!(
+                "Here {} → {} ran {} times, {} in all, and write's count was read's result in {} of them.",
+                f.label(l.read),
+                f.label(l.write),
+                count(w),
+                bytes(total_bytes),
+                pct(l.forwarded)
+            ),
+            evidence: evidence.clone(),
+            saving: Estimate { crossings_removed: (2 * w).saturating_sub(chunks + 1), before, after, upper_bound: false, assumes },
+            applicable_here: true,
+            how: format!("by hand (the sketch), or libmulticall's mc_copy(), which uses {mech} where the files allow"),
+            mechanism: Some(mech.into()),
+            sketch: None,
+        });
+
+        // A larger block, where the value profile shows a small fixed one.
+        let block = f.opts.block_size;
+        let Some((b, share, obs)) = f.dominant("read", "count") else { continue };
+        if share < f.opts.dominant_share || b <= 0 || b as u64 >= block || total_bytes < 2 * block {
+            continue;
+        }
+        let b = b as u64;
+        let w2 = total_bytes.div_ceil(block);
+        let (before, after, assumes) = if cost.calibrated() {
+            let rd2 = calibrated_or(cost, "read", "file", block, rd);
+            let wr2 = calibrated_or(cost, "write", on_out, block, wr);
+            (
+                vec![Part::new(w as f64, cost.node_call(l.read, "read", "file", b)), Part::new(w as f64, cost.node_call(l.write, "write", on_out, b))],
+                vec![Part::new(w2 as f64, rd2), Part::new(w2 as f64, wr2)],
+                format!("{} moved in blocks of {} instead of {}, at the calibrated cost of each size", bytes(total_bytes), bytes(block), bytes(b)),
+            )
+        } else {
+            let c = Priced { ns: cost.crossing(), basis: Basis::CrossingOnly };
+            (
+                vec![Part::new(2.0 * w as f64, c)],
+                vec![Part::new(2.0 * w2 as f64, c)],
+                "only the crossings are counted (no calibration of the per-call kernel work by size)".into(),
+            )
+        };
+        let mut ev = evidence;
+        ev.retain(|e| !matches!(e, Evidence::ResultMatch { .. }));
+        out.push(Finding {
+            rule: &LARGER_BLOCK,
+            nodes: vec![l.read, l.write],
+            vars: vec![("in", fin), ("out", fout), ("size", b.to_string()), ("block", block.to_string()), ("block_text", bytes(block))],
+            specifics: format!(
+                "Here the block size is {} in {} of {} reads, and the loop moved {}: {} blocks of {} would do.",
+                bytes(b),
+                pct(share),
+                count(obs),
+                bytes(total_bytes),
+                count(w2),
+                bytes(block)
+            ),
+            evidence: ev,
+            saving: Estimate { crossings_removed: 2 * w.saturating_sub(w2), before, after, upper_bound: false, assumes },
+            applicable_here: true,
+            how: "by hand: a larger buffer".into(),
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
+fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    let opens: Vec<u32> = f.p.nodes.iter().filter(|n| matches!(n.syscall.as_str(), "openat" | "open")).map(|n| n.id).collect();
+    for io in &f.p.io_patterns {
+        if io.kind != "file" || io.path.starts_with('<') || !f.big_enough(io.opens, 2 * io.opens) {
+            continue;
+        }
+        let again = io.opens - 1;
+        let pair = match cost.call("openat+close", "file", 0) {
+            Some(ns) => Priced { ns, basis: Basis::Calibrated },
+            None => {
+                let o = opens.first().map_or(Priced { ns: cost.crossing(), basis: Basis::CrossingOnly }, |&id| cost.node_call(id, "openat", "file", 0));
+                Priced { ns: o.ns + cost.crossing(), basis: o.basis }
+            }
+        };
+        let mut evidence = vec![io_evidence(io)];
+        for &id in &opens {
+            evidence.push(Evidence::Calls { node: f.label(id), count: f.node(id).count });
+        }
+        out.push(Finding {
+            rule: &REOPEN,
+            nodes: opens.clone(),
+            vars: vec![("path", io.path.clone())],
+            specifics: format!(
+                "Here {} was opened {} times ({} reads, {} in all).",
+                io.path,
+                count(io.opens),
+                count(io.reads),
+                bytes(io.bytes_read)
+            ),
+            evidence,
+            saving: Estimate {
+                before: vec![Part::new(again as f64, pair)],
+                after: vec![],
+                crossings_removed: 2 * again,
+                upper_bound: false,
+                assumes: "every open but the first goes, with its close; the reads stay (as preads)".into(),
+            },
+            applicable_here: true,
+            how: "by hand (the sketch)".into(),
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
+/// Calls that look a path up.
+const PATH_STATS: &[&str] = &["stat", "lstat", "access", "faccessat", "faccessat2", "statx", "newfstatat", "readlink", "readlinkat"];
+
+fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    let mut nodes = Vec::new();
+    let mut calls = 0u64;
+    let mut before = Vec::new();
+    for n in &f.p.nodes {
+        if !PATH_STATS.contains(&n.syscall.as_str()) || n.key.fd.is_some_and(|fd| fd >= 0) {
+            continue;
+        }
+        let mut c = n.count as f64;
+        if n.syscall == "newfstatat" {
+            // fstat(fd) is newfstatat(fd, "", …, AT_EMPTY_PATH): not a path lookup.
+            if let Some(s) = f.share_where("newfstatat", "flag", |v| v & 0x1000 != 0) {
+                c *= 1.0 - s;
+            }
+        }
+        if c < 1.0 {
+            continue;
+        }
+        let on = "path";
+        let proxy = if n.syscall == "access" || n.syscall.starts_with("faccessat") { "access" } else { "newfstatat" };
+        let p = cost.node_call(n.id, proxy, on, 0);
+        before.push(Part::new(c, p));
+        calls += c as u64;
+        nodes.push(n.id);
+    }
+    if calls < 8 * f.opts.min_repeats || (calls as f64) < 0.2 * f.total() as f64 {
+        return;
+    }
+    let evidence = nodes.iter().map(|&id| Evidence::Calls { node: f.label(id), count: f.node(id).count }).collect();
+    out.push(Finding {
+        rule: &STAT_STORM,
+        nodes,
+        vars: vec![("count", count(calls))],
+        specifics: format!("Here {} of the {} calls ({}) look paths up.", count(calls), count(f.total()), pct(calls as f64 / f.total() as f64)),
+        evidence,
+        saving: Estimate {
+            before,
+            after: vec![],
+            crossings_removed: calls,
+            upper_bound: true,
+            assumes: "an upper bound: every path lookup served from a cache; the profile does not record which paths repeat".into(),
+        },
+        applicable_here: true,
+        how: "by hand".into(),
+        mechanism: None,
+        sketch: None,
+    });
+}
