@@ -66,6 +66,14 @@ const URING_OPS: &[&str] = &[
     "epoll_ctl", "socket", "nanosleep", "ftruncate", "waitid", "sync_file_range",
 ];
 
+/// Calls that only take data from the program (no output buffer): a loop
+/// of these and of reads whose result feeds a later call needs no user code
+/// between its iterations.
+pub const INPUT_ONLY: &[&str] = &[
+    "write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "fsync", "fdatasync", "close", "lseek",
+    "ftruncate", "fallocate", "fadvise64", "sched_yield", "sync_file_range",
+];
+
 /// Distance between two return addresses under which the calls count as
 /// adjacent: argument set-up and a result check, no other work.
 pub const ADJACENT_BYTES: u64 = 64;
@@ -338,11 +346,11 @@ impl<'p> Facts<'p> {
         out
     }
 
-    /// Whether every scalar argument of the calls of a loop is either the
-    /// same each time round (dominant) or forwarded from a result: the
-    /// argument safety of seed 000 §3.2 for a whole loop. `None` when the
-    /// profile has no value profiles to tell.
-    pub fn loop_invariant(&self, nodes: &[u32], deps: &[Dependency]) -> Option<Result<(), String>> {
+    /// Whether every scalar argument of the calls of a sequence is either
+    /// the same each time (dominant) or forwarded from a result: the
+    /// argument safety of seed 000 §3.2, as far as values tell. `None` when
+    /// the profile has no value profiles to tell.
+    pub fn argument_safe(&self, nodes: &[u32], deps: &[Dependency]) -> Option<Result<(), String>> {
         if !self.p.meta.collected.value_profiles {
             return None;
         }

@@ -4,7 +4,7 @@
 use super::{call_text, count, Estimate, Finding, Part, Rule};
 use crate::advice::{Dependency, Evidence};
 use crate::cost::{Basis, CostModel, Priced};
-use crate::facts::{Facts, NOT_BATCHABLE, OPEN_LIKE};
+use crate::facts::{Facts, INPUT_ONLY, NOT_BATCHABLE, OPEN_LIKE};
 use syscluster_model::syscalls::{self, ArgKind};
 
 pub static MULTICALL: Rule = Rule {
@@ -28,8 +28,10 @@ pub static LOOPED: Rule = Rule {
     explanation: "Every call of this loop takes its arguments from constants or from results of calls of \
 the loop, the same each time round (seed 000 §3.2's argument safety, checked on the value profiles), so \
 the whole loop — not just its body — can run in the kernel with one crossing (seed 000 §3.4): \
-mc_run_loop repeats the body while a chosen result satisfies a condition. Checked calls stop the loop at \
-the first error and report which one failed, so the program's error handling stays.",
+mc_run_loop repeats the body while a chosen result satisfies a condition. No user code needs the loop's \
+data between iterations: every read's result feeds a later call, the other calls only take input. \
+Checked calls stop the loop at the first error and report which one failed, so the program's error \
+handling stays.",
     before: "",
     after: "",
 };
@@ -115,9 +117,18 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let deps = f.dependencies(&l.nodes, true);
-        match f.loop_invariant(&l.nodes, &deps) {
+        match f.argument_safe(&l.nodes, &deps) {
             Some(Ok(())) => {}
             _ => continue,
+        }
+        // Every output must feed a later call of the loop: a read whose
+        // result is a later call's argument; other calls only take input.
+        // Otherwise user code consumes it inside the loop.
+        let outputs_used = names.iter().enumerate().all(|(i, s)| {
+            INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && deps.iter().any(|d| d.from == i && d.to > i))
+        });
+        if !outputs_used {
+            continue;
         }
         let w = l.weight;
         let first_reads = READ_LIKE.contains(&names[0]);
@@ -188,6 +199,10 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if looped_nodes.iter().any(|l| h.nodes.iter().all(|n| l.contains(n))) {
             continue;
         }
+        // A cluster runs as a whole: most calls of each of its nodes are in it.
+        if h.nodes.iter().any(|&n| 2 * h.weight < f.node(n).count) {
+            continue;
+        }
         // Skip a path every transition of which a specialized rewrite covers.
         let covered = h.nodes.windows(2).all(|p| out.iter().any(|o| o.nodes.contains(&p[0]) && o.nodes.contains(&p[1])));
         if covered {
@@ -195,6 +210,9 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         let w = h.weight;
         let deps = f.dependencies(&h.nodes, false);
+        if !matches!(f.argument_safe(&h.nodes, &deps), Some(Ok(()))) {
+            continue;
+        }
         let after = format!(
             "{}int k = mc_run(ctx, c, {k});\nif (k < {k}) {{ /* c[k].result is -errno: the original error handling (seed 000 fig. 7) */ }}",
             mc_body(f, &h.nodes, &deps, "c")
