@@ -1,7 +1,9 @@
 //! Integration tests of the `syscluster` command on real programs: one
 //! binary, one module per area.
 
+mod advise;
 mod bad_input;
+mod html;
 mod report;
 mod strace_import;
 mod util;

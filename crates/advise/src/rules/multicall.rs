@@ -124,9 +124,11 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         // Every output must feed a later call of the loop: a read whose
         // result is a later call's argument; other calls only take input.
         // Otherwise user code consumes it inside the loop.
-        let outputs_used = names.iter().enumerate().all(|(i, s)| {
-            INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && deps.iter().any(|d| d.from == i && d.to > i))
-        });
+        let feeds_next = |i: usize| {
+            let (a, b) = (l.nodes[i], l.nodes[(i + 1) % k]);
+            (0..6).any(|arg| f.forwarded(a, b, arg) >= f.opts.dep_share)
+        };
+        let outputs_used = names.iter().enumerate().all(|(i, s)| INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && i + 1 < k && feeds_next(i)));
         if !outputs_used {
             continue;
         }

@@ -80,5 +80,6 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         None => writeln!(o, "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"),
     };
     let _ = writeln!(o, "stored in {}", path.display());
+    super::advise::write_out(None, o.as_bytes(), "calibration")?;
     Ok(0)
 }
