@@ -4,6 +4,7 @@
 mod advise;
 mod bad_input;
 mod html;
+mod savings;
 mod report;
 mod strace_import;
 mod util;
