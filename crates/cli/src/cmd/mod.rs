@@ -4,6 +4,7 @@ mod import;
 mod merge;
 mod record;
 mod report;
+mod stat;
 
 use crate::flags::{Command, NodeKeyArg};
 use crate::Failure;
@@ -15,6 +16,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::ImportStrace(a) => import::run(a),
         Command::Report(a) => report::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Stat(a) => stat::run(a),
     }
 }
 
