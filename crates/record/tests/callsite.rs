@@ -1,0 +1,279 @@
+//! Code locations of real programs' system calls, found live: each program
+//! runs under ptrace, stops at every call's entry, and the unwinder steps
+//! out of libc and the loader there; the symbolizer then names the source
+//! line, which must be the line of the call in the corpus source.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use syscluster_model::profile::Location;
+use syscluster_model::CodeAddr;
+use syscluster_record::callsite::unwind::{find_callsite, read_maps, skip_modules, Memory, ProcessMemory, Regs, Unwound};
+use syscluster_record::callsite::{Modules, Symbolizer};
+
+/// The tracer reaps with waitpid(-1), which would steal other tests'
+/// children: everything in this file that runs a child holds this lock.
+static CHILDREN: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus").canonicalize().unwrap()
+}
+
+/// Builds the corpus once; returns the path of program `name`.
+fn corpus(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let _g = lock();
+        let st = Command::new("make").arg("-s").arg("-C").arg(corpus_dir()).status().expect("run make");
+        assert!(st.success(), "make -C tests/corpus failed");
+    });
+    corpus_dir().join("bin").join(name)
+}
+
+/// The 1-based number of the only line of corpus source `file` containing
+/// `text`.
+fn line_of(file: &str, text: &str) -> u32 {
+    let src = std::fs::read_to_string(corpus_dir().join(file)).unwrap();
+    let hits: Vec<usize> = src.lines().enumerate().filter(|(_, l)| l.contains(text)).map(|(i, _)| i + 1).collect();
+    assert_eq!(hits.len(), 1, "{text:?} in {file}: lines {hits:?}");
+    hits[0] as u32
+}
+
+/// Counts the words the unwinder reads (one or two per frame stepped).
+struct Counting<'a> {
+    mem: &'a mut ProcessMemory,
+    reads: usize,
+}
+
+impl Memory for Counting<'_> {
+    fn read_u64(&mut self, addr: u64) -> Option<u64> {
+        self.reads += 1;
+        self.mem.read_u64(addr)
+    }
+}
+
+/// One system call's entry as the tracer saw it.
+struct Call {
+    nr: u64,
+    args: [u64; 6],
+    site: Result<CodeAddr, Unwound>,
+    /// Stack words read to find the site.
+    reads: usize,
+}
+
+struct Trace {
+    calls: Vec<Call>,
+    modules: Modules,
+    exit: i32,
+}
+
+impl Trace {
+    fn symbolizer(self) -> (Vec<Call>, Symbolizer) {
+        (self.calls, Symbolizer::new(self.modules))
+    }
+}
+
+/// Runs `prog args` under ptrace (threads too) and finds the code location
+/// of every system call at its entry.
+#[allow(clippy::zombie_processes)] // reaped by the waitpid loop
+fn trace(prog: &Path, args: &[&OsStr]) -> Trace {
+    let skip = skip_modules().expect("skip modules");
+    let _g = lock();
+    let mut cmd = Command::new(prog);
+    cmd.args(args).stdout(std::process::Stdio::null());
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap_or_else(|e| panic!("{}: {e}", prog.display()));
+    let pid = child.id() as i32;
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, libc::__WALL) }, pid);
+    assert!(libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) == libc::SIGTRAP, "no exec stop: {status:#x}");
+    let opts = libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACECLONE;
+    assert_eq!(unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as usize) }, 0);
+    let mut in_call: HashMap<i32, bool> = HashMap::new();
+    in_call.insert(pid, false);
+    let mut trace = Trace { calls: Vec::new(), modules: Modules::new(), exit: -1 };
+    let resume = |tid: i32, sig: i32| unsafe { libc::ptrace(libc::PTRACE_SYSCALL, tid, 0, sig as usize) };
+    resume(pid, 0);
+    loop {
+        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if tid < 0 {
+            break;
+        }
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            if tid == pid {
+                trace.exit = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+            }
+            in_call.remove(&tid);
+            continue;
+        }
+        let sig = libc::WSTOPSIG(status);
+        let seen = in_call.contains_key(&tid);
+        if sig == libc::SIGTRAP | 0x80 {
+            let entering = !in_call.get(&tid).copied().unwrap_or(false);
+            in_call.insert(tid, entering);
+            if entering {
+                let call = at_entry(pid as u32, tid, skip, &mut trace.modules);
+                trace.calls.push(call);
+            }
+            resume(tid, 0);
+        } else if status >> 16 != 0 || (sig == libc::SIGSTOP && !seen) {
+            // A ptrace event (a new thread), or a new thread's first stop.
+            in_call.entry(tid).or_insert(false);
+            resume(tid, 0);
+        } else {
+            resume(tid, sig);
+        }
+    }
+    trace
+}
+
+fn at_entry(pid: u32, tid: i32, skip: &[syscluster_record::callsite::unwind::SkipModule], modules: &mut Modules) -> Call {
+    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::ptrace(libc::PTRACE_GETREGS, tid, 0, &mut regs as *mut _ as usize) }, 0);
+    let maps = read_maps(pid).unwrap();
+    let mut mem = ProcessMemory::new(tid as u32);
+    let mut counting = Counting { mem: &mut mem, reads: 0 };
+    let r = Regs { ip: regs.rip, sp: regs.rsp, bp: regs.rbp };
+    let site = find_callsite(r, &mut counting, &maps, skip).map(|(idx, offset)| {
+        let m = &maps[idx];
+        let module = modules.intern(m.dev, m.ino);
+        if let Some(p) = &m.path {
+            modules.learn_path(p);
+        }
+        CodeAddr { module, offset }
+    });
+    Call {
+        nr: regs.orig_rax,
+        args: [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9],
+        site,
+        reads: counting.reads,
+    }
+}
+
+/// The calls `nr` on `fd` the program made (the loader's startup calls,
+/// on the same fds, end in the loader: `Unwound::Outermost`).
+fn program_calls(calls: &[Call], nr: u64, fd: u64) -> Vec<&Call> {
+    calls.iter().filter(|c| c.nr == nr && c.args[0] == fd && !matches!(c.site, Err(Unwound::Outermost { .. }))).collect()
+}
+
+/// The resolved location of `call`, which must have one.
+fn location(s: &mut Symbolizer, call: &Call) -> Location {
+    let site = call.site.unwrap_or_else(|e| panic!("syscall {} {:?}: {e}", call.nr, call.args));
+    s.resolve(site)
+}
+
+fn assert_at(loc: &Location, function: &str, file: &str, line: u32) {
+    assert_eq!(loc.function.as_deref(), Some(function), "{loc:?}");
+    let f = loc.file.as_deref().unwrap_or_else(|| panic!("no file: {loc:?}"));
+    assert!(Path::new(f).file_name() == Some(OsStr::new(file)), "{loc:?}, want {file}:{line}");
+    assert_eq!(loc.line, Some(line), "{loc:?}, want {file}:{line}");
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+const WRITE: u64 = libc::SYS_write as u64;
+const READ: u64 = libc::SYS_read as u64;
+const CLOSE: u64 = libc::SYS_close as u64;
+
+#[test]
+fn write8_writes_are_located_at_the_write_line() {
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let t = trace(&corpus("write8"), &[out.as_os_str(), OsStr::new("5")]);
+    assert_eq!(t.exit, 0);
+    let (calls, mut s) = t.symbolizer();
+    let writes: Vec<&Call> = program_calls(&calls, WRITE, 3);
+    assert_eq!(writes.len(), 5);
+    let line = line_of("write8.c", "write(fd, \"01234567\", 8)");
+    for w in &writes {
+        let loc = location(&mut s, w);
+        assert_at(&loc, "main", "write8.c", line);
+        assert_eq!(loc.module, corpus("write8").display().to_string());
+        assert_eq!(w.site, writes[0].site, "one call site, one address");
+    }
+    let close = program_calls(&calls, CLOSE, 3)[0];
+    assert_at(&location(&mut s, close), "main", "write8.c", line_of("write8.c", "close(fd)"));
+}
+
+#[test]
+fn copy_reads_and_writes_are_located_at_their_lines() {
+    let dir = tmp();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::write(&input, vec![7u8; 10000]).unwrap();
+    let t = trace(&corpus("copy"), &[input.as_os_str(), output.as_os_str()]);
+    assert_eq!(t.exit, 0);
+    let (calls, mut s) = t.symbolizer();
+    let reads: Vec<&Call> = program_calls(&calls, READ, 3);
+    let writes: Vec<&Call> = program_calls(&calls, WRITE, 4);
+    assert_eq!((reads.len(), writes.len()), (4, 3));
+    for r in reads {
+        assert_at(&location(&mut s, r), "main", "copy.c", line_of("copy.c", "n = read(inp"));
+    }
+    for w in writes {
+        assert_at(&location(&mut s, w), "main", "copy.c", line_of("copy.c", "write(out"));
+    }
+}
+
+/// stdio's writes come from fflush, fwrite and fclose, several libc frames
+/// below main; `prog` is stdio.c built some way.
+fn check_stdio(prog: &Path) {
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let t = trace(prog, &[out.as_os_str(), OsStr::new("3")]);
+    assert_eq!(t.exit, 0);
+    let (calls, mut s) = t.symbolizer();
+    let writes: Vec<&Call> = program_calls(&calls, WRITE, 3);
+    let sizes: Vec<u64> = writes.iter().map(|c| c.args[2]).collect();
+    assert_eq!(sizes, [8, 8, 8, 4096, 4096]);
+    for w in &writes[..3] {
+        assert_at(&location(&mut s, w), "main", "stdio.c", line_of("stdio.c", "fflush(f)"));
+    }
+    for w in &writes[3..] {
+        assert_at(&location(&mut s, w), "main", "stdio.c", line_of("stdio.c", "fwrite(big"));
+    }
+    let close = program_calls(&calls, CLOSE, 3)[0];
+    assert_at(&location(&mut s, close), "main", "stdio.c", line_of("stdio.c", "fclose(f)"));
+    // write8's write is one frame deep (one read: the return address);
+    // these are at least three.
+    for w in &writes {
+        assert!(w.reads >= 3, "only {} stack reads for a write from stdio", w.reads);
+    }
+}
+
+#[test]
+fn stdio_writes_unwind_through_several_libc_frames() {
+    check_stdio(&corpus("stdio"));
+}
+
+#[test]
+fn stdio_built_at_o0_with_frame_pointers() {
+    let dir = tmp();
+    let prog = dir.path().join("stdio-O0");
+    {
+        let _g = lock();
+        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+            .arg(&prog)
+            .arg(corpus_dir().join("stdio.c"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    check_stdio(&prog);
+}
