@@ -87,7 +87,8 @@ fn trace(prog: &Path, args: &[&OsStr]) -> Trace {
     let skip = skip_modules().expect("skip modules");
     let _g = lock();
     let mut cmd = Command::new(prog);
-    cmd.args(args).stdout(std::process::Stdio::null());
+    // Cargo's LD_LIBRARY_PATH would send the loader through many directories.
+    cmd.args(args).stdout(std::process::Stdio::null()).env_remove("LD_LIBRARY_PATH");
     unsafe {
         cmd.pre_exec(|| {
             if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) < 0 {
@@ -276,4 +277,53 @@ fn stdio_built_at_o0_with_frame_pointers() {
         assert!(st.success());
     }
     check_stdio(&prog);
+}
+
+/// Every call of a real program either has a location in the program or
+/// was made by the loader or libc on their own (startup, thread exit); the
+/// unwinder never fails. Returns (located, outermost).
+fn check_every_call_unwinds(prog: &Path, args: &[&OsStr]) -> (usize, usize) {
+    let t = trace(prog, args);
+    let (calls, mut s) = t.symbolizer();
+    let (mut ok, mut outermost) = (0, 0);
+    for c in &calls {
+        match c.site {
+            Ok(site) => {
+                ok += 1;
+                let loc = s.resolve(site);
+                assert!(!loc.module.contains("libc.so") && !loc.module.contains("ld-linux"), "syscall {} located in {loc:?}", c.nr);
+            }
+            Err(Unwound::Outermost { .. }) => outermost += 1,
+            Err(e) => panic!("{}: syscall {} {:x?}: {e}", prog.display(), c.nr, c.args),
+        }
+    }
+    eprintln!("{}: {ok} located, {outermost} made by libc or the loader on their own", prog.display());
+    assert!(ok > 0);
+    (ok, outermost)
+}
+
+#[test]
+fn every_call_of_corpus_programs_unwinds() {
+    let dir = tmp();
+    let d = dir.path();
+    let file = d.join("f");
+    std::fs::write(&file, vec![1u8; 65536]).unwrap();
+    let os = |s: &'static str| OsStr::new(s);
+    check_every_call_unwinds(&corpus("write8"), &[d.join("w").as_os_str(), os("20")]);
+    check_every_call_unwinds(&corpus("copy"), &[file.as_os_str(), d.join("c").as_os_str()]);
+    check_every_call_unwinds(&corpus("stdio"), &[d.join("s").as_os_str(), os("4")]);
+    check_every_call_unwinds(&corpus("openstat"), &[d.as_os_str(), os("5")]);
+    check_every_call_unwinds(&corpus("seekread"), &[file.as_os_str(), os("5")]);
+    check_every_call_unwinds(&corpus("selecttime"), &[os("5")]);
+    // Threads exit from libc's start_thread: the stack ends there.
+    let (_, outermost) = check_every_call_unwinds(&corpus("threads"), &[d.as_os_str(), os("3"), os("5")]);
+    assert!(outermost >= 3);
+}
+
+#[test]
+fn every_call_of_python_and_coreutils_unwinds() {
+    let os = OsStr::new;
+    check_every_call_unwinds(Path::new("/usr/bin/python3"), &[os("-c"), os("import os, json; os.write(1, json.dumps([1]).encode())")]);
+    check_every_call_unwinds(Path::new("/bin/ls"), &[os("-l"), os("/usr/lib")]);
+    check_every_call_unwinds(Path::new("/bin/sh"), &[os("-c"), os("echo hi; /bin/true")]);
 }

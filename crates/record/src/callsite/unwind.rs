@@ -36,9 +36,10 @@ pub enum CfaRule {
     /// another base register, a return address not at CFA-8), or no FDE
     /// covers the address: stop.
     Unknown,
-    /// The CFI marks this as the outermost frame (return address undefined,
-    /// as at a thread's start) or it is the module's entry point: the stack
-    /// ends here, so the call was issued by the skipped module itself.
+    /// The stack ends here: the CFI marks the outermost frame (return
+    /// address undefined, as at a thread's start), or this is the module's
+    /// entry point, or the signal return trampoline. A call from here was
+    /// made by the skipped module on its own.
     Outermost,
 }
 
@@ -92,10 +93,12 @@ fn vaddr_to_offset(loads: &[(u64, u64, u64, u64)], vaddr: u64) -> Option<u64> {
 }
 
 /// Converts one gimli row to this table's rule; `ra` is the CIE's return
-/// address column.
-fn convert_row<T: gimli::ReaderOffset>(row: &gimli::UnwindTableRow<T>, ra: gimli::Register) -> (CfaRule, Option<i32>) {
+/// address column; `ra_popped`: the return address was just popped into a
+/// register and still sits at CFA-8 (see [`collect_fdes`]).
+fn convert_row<T: gimli::ReaderOffset>(row: &gimli::UnwindTableRow<T>, ra: gimli::Register, ra_popped: bool) -> (CfaRule, Option<i32>) {
     match row.register(ra) {
         Some(gimli::RegisterRule::Offset(-8)) => {}
+        Some(gimli::RegisterRule::Register(_)) if ra_popped => {}
         Some(gimli::RegisterRule::Undefined) => return (CfaRule::Outermost, None),
         _ => return (CfaRule::Unknown, None),
     }
@@ -120,12 +123,32 @@ fn convert_row<T: gimli::ReaderOffset>(row: &gimli::UnwindTableRow<T>, ra: gimli
     (cfa, rbp)
 }
 
-/// Reads every FDE of `section` into `out`, rows converted to file offsets.
+/// Whether `code` is one `pop` of a 64-bit register.
+fn is_pop(code: &[u8]) -> bool {
+    match code {
+        [b] => (0x58..=0x5f).contains(b),
+        [0x41, b] => (0x58..=0x5f).contains(b),
+        _ => false,
+    }
+}
+
+/// Reads every FDE of `section` into `out`, rows converted to file offsets;
+/// `file` is the whole file, for two system-call paths of libc's assembly
+/// that the CFI alone leaves unwindable:
+/// - `clone` and `clone3` end their FDE just before the `syscall`, whose
+///   parent side returns normally: the FDE's last rule is extended over
+///   the `syscall` instruction, which changes no stack state;
+/// - `vfork` pops its return address into a register before the `syscall`
+///   (CFI: "return address in rdi"), but the word stays in its slot at
+///   CFA-8 until pushed back after the call (signal frames skip the red
+///   zone), so at the call's entry the usual rule holds.
+///
 /// A malformed entry ends the section (its FDEs' ranges stay uncovered).
 fn collect_fdes<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
     section: &S,
     bases: &BaseAddresses,
     loads: &[(u64, u64, u64, u64)],
+    file: &[u8],
     out: &mut Vec<FdeRows>,
 ) {
     let mut ctx = UnwindContext::new();
@@ -136,7 +159,7 @@ fn collect_fdes<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
         if fde.len() == 0 {
             continue;
         }
-        let (Some(start), Some(end)) = (
+        let (Some(start), Some(mut end)) = (
             vaddr_to_offset(loads, fde.initial_address()),
             vaddr_to_offset(loads, fde.end_address() - 1).map(|o| o + 1),
         ) else {
@@ -144,18 +167,36 @@ fn collect_fdes<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
         };
         let ra = fde.cie().return_address_register();
         let mut rows = Vec::new();
+        if fde.is_signal_trampoline() {
+            // The signal return trampoline's one call, rt_sigreturn, has no
+            // caller: the kernel entered the handler that returned here.
+            rows.push((start, CfaRule::Outermost, None));
+            out.push(FdeRows { start, end, rows });
+            continue;
+        }
         let Ok(mut table) = fde.rows(section, bases, &mut ctx) else { continue };
         let ok = loop {
             match table.next_row() {
                 Ok(Some(row)) => {
                     let pc = row.start_address() - fde.initial_address() + start;
-                    let (cfa, rbp) = convert_row(row, ra);
+                    let popped = match (rows.last(), row.register(ra), row.cfa()) {
+                        (
+                            Some(&(prev_pc, CfaRule::Rsp(before), _)),
+                            Some(gimli::RegisterRule::Register(_)),
+                            &gimli::CfaRule::RegisterAndOffset { register: X86_64::RSP, offset },
+                        ) => before as i64 == offset + 8 && file.get(prev_pc as usize..pc as usize).is_some_and(is_pop),
+                        _ => false,
+                    };
+                    let (cfa, rbp) = convert_row(row, ra, popped);
                     rows.push((pc, cfa, rbp));
                 }
                 Ok(None) => break true,
                 Err(_) => break false,
             }
         };
+        if file.get(end as usize..end as usize + 2) == Some(&[0x0f, 0x05]) {
+            end += 2;
+        }
         if ok {
             out.push(FdeRows { start, end, rows });
         }
@@ -193,14 +234,14 @@ impl UnwindTable {
                 .set_eh_frame_hdr(section_addr(".eh_frame_hdr"))
                 .set_text(section_addr(".text"))
                 .set_got(section_addr(".got"));
-            collect_fdes(&eh, &bases, &loads, &mut fdes);
+            collect_fdes(&eh, &bases, &loads, data, &mut fdes);
         }
         if let Some(sec) = debug_frame {
             let bytes = sec.uncompressed_data().map_err(|e| format!(".debug_frame: {e}"))?;
             let mut df = DebugFrame::new(&bytes, LittleEndian);
             df.set_address_size(8);
             let mut extra = Vec::new();
-            collect_fdes(&df, &BaseAddresses::default(), &loads, &mut extra);
+            collect_fdes(&df, &BaseAddresses::default(), &loads, data, &mut extra);
             // Only where .eh_frame says nothing: drop FDEs overlapping one
             // of .eh_frame's (ends_upto[k]: the furthest end among the first k).
             let mut covered: Vec<(u64, u64)> = fdes.iter().map(|f| (f.start, f.end)).collect();
@@ -560,7 +601,8 @@ mod tests {
         let bases = BaseAddresses::default().set_eh_frame(sec.address());
         let mut ctx = UnwindContext::new();
         let mut entries = eh.entries(&bases);
-        let (mut fdes, mut rows, mut exprs, mut at_entry_rsp8) = (0, 0, 0, 0);
+        let (mut fdes, mut rows, mut exprs, mut at_entry_rsp8, mut ra_in_register) = (0, 0, 0, 0, 0);
+        let vfork = dynsym_offset(&path, "vfork");
         let mut ranges = Vec::new();
         while let Some(e) = entries.next().unwrap() {
             let CieOrFde::Fde(p) = e else { continue };
@@ -576,8 +618,15 @@ mod tests {
                 let got = table.lookup(off).unwrap_or_else(|| panic!("no row at {off:#x}")).cfa;
                 let ra = r.register(X86_64::RA);
                 let want = match *r.cfa() {
-                    _ if ra == Some(gimli::RegisterRule::Undefined) => CfaRule::Outermost,
-                    // vfork keeps its return address in rdi.
+                    _ if ra == Some(gimli::RegisterRule::Undefined) || fde.is_signal_trampoline() => CfaRule::Outermost,
+                    // vfork pops its return address into a register in its
+                    // first instruction (it stays at CFA-8); the CFI keeps
+                    // it "in rdi" after the push back, and longjmp takes
+                    // another: those stay unknown.
+                    gimli::CfaRule::RegisterAndOffset { offset, .. } if r.start_address() == vfork + 1 => {
+                        ra_in_register += matches!(ra, Some(gimli::RegisterRule::Register(_))) as usize;
+                        CfaRule::Rsp(offset as i32)
+                    }
                     _ if ra != Some(gimli::RegisterRule::Offset(-8)) => CfaRule::Unknown,
                     gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RSP => CfaRule::Rsp(offset as i32),
                     gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RBP => CfaRule::Rbp(offset as i32),
@@ -597,12 +646,16 @@ mod tests {
         }
         // Just past an FDE: the next FDE's rule, or no rule if none starts there.
         ranges.sort_unstable();
-        for &(start, end) in &ranges {
+        for &(start, mut end) in &ranges {
+            if data[end as usize..end as usize + 2] == [0x0f, 0x05] {
+                end += 2; // clone's syscall, see collect_fdes
+            }
             let next = ranges.binary_search_by_key(&end, |r| r.0).is_ok();
             let after = table.lookup(end).unwrap().cfa;
             assert!(next || matches!(after, CfaRule::Unknown | CfaRule::Outermost), "FDE {start:#x}..{end:#x} covers past its end: {after:?}");
         }
         assert!(fdes > 1000, "only {fdes} FDEs");
+        assert_eq!(ra_in_register, 1, "rows with the return address in a register (vfork's)");
         // At most one gap row per FDE is added to the CFI's rows.
         assert!(table.rows.len() <= rows + fdes, "{} rows from {rows} CFI rows of {fdes} FDEs", table.rows.len());
         // Hand-written signal-return code needs expressions; little else does.
@@ -626,6 +679,24 @@ mod tests {
         let off = dynsym_offset(&libc.path, "fwrite");
         let moved = (off..off + 64).any(|o| matches!(libc.table.lookup(o).unwrap().cfa, CfaRule::Rsp(n) if n > 8));
         assert!(moved, "fwrite's CFA never moves in its first 64 bytes");
+    }
+
+    /// The end offset of the first `syscall` instruction in the 64 bytes
+    /// from `off` of `path`.
+    fn syscall_end(path: &Path, off: u64) -> u64 {
+        let data = std::fs::read(path).unwrap();
+        let code = &data[off as usize..off as usize + 64];
+        off + code.windows(2).position(|w| w == [0x0f, 0x05]).expect("no syscall instruction") as u64 + 2
+    }
+
+    #[test]
+    fn clone_and_vfork_system_calls_have_rules() {
+        // Probed as the unwinder does, at ip - 1 where ip follows the syscall.
+        let libc = &skip_modules().unwrap()[0];
+        for (name, cfa) in [("clone", CfaRule::Rsp(8)), ("vfork", CfaRule::Rsp(0))] {
+            let end = syscall_end(&libc.path, dynsym_offset(&libc.path, name));
+            assert_eq!(libc.table.lookup(end - 1).unwrap().cfa, cfa, "{name}'s syscall at {end:#x}");
+        }
     }
 
     #[test]
