@@ -1,7 +1,7 @@
 /* stdio: writes through stdio, so that each write(2) is issued several
  * libc frames below the program's call (fflush -> _IO_new_file_sync ->
- * _IO_do_write -> new_do_write -> _IO_new_file_write -> write, and deeper
- * from fwrite), as code-location tests need.
+ * _IO_new_do_write -> new_do_write -> _IO_new_file_write -> write; fwrite ->
+ * _IO_new_file_xsputn -> ... -> write), as code-location tests need.
  *   stdio FILE COUNT
  * The stream has a 4096-byte buffer of its own (setvbuf), so stdio neither
  * sizes it with fstat nor allocates it.  Known sequence:

@@ -327,3 +327,152 @@ fn every_call_of_python_and_coreutils_unwinds() {
     check_every_call_unwinds(Path::new("/bin/ls"), &[os("-l"), os("/usr/lib")]);
     check_every_call_unwinds(Path::new("/bin/sh"), &[os("-c"), os("echo hi; /bin/true")]);
 }
+
+/// The `.dynsym` function of `path` that holds the instruction before file
+/// offset `offset`, found here independently of the symbolizer.
+fn dynsym_function_at(path: &Path, offset: u64) -> Option<String> {
+    use object::{Object, ObjectSegment, ObjectSymbol};
+    let data = std::fs::read(path).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    let off = offset - 1;
+    let vaddr = obj.segments().find_map(|s| {
+        let (o, size) = s.file_range();
+        (off >= o && off < o + size).then(|| off - o + s.address())
+    })?;
+    let mut hits: Vec<String> = obj
+        .dynamic_symbols()
+        .filter(|s| s.is_definition() && s.address() <= vaddr && vaddr < s.address() + s.size())
+        .map(|s| s.name().unwrap().to_string())
+        .collect();
+    hits.sort_by_key(|n| (n.bytes().take_while(|&b| b == b'_').count(), n.len()));
+    hits.into_iter().next()
+}
+
+#[test]
+fn stripped_programs_resolve_from_dynsym_or_to_module_and_offset() {
+    // Debian's python3 is stripped to .dynsym: os.write's write(2) is in an
+    // exported function.
+    let python = std::fs::canonicalize("/usr/bin/python3").unwrap();
+    let t = trace(&python, &[OsStr::new("-c"), OsStr::new("import os; os.write(1, b'x')")]);
+    let (calls, mut s) = t.symbolizer();
+    let w = program_calls(&calls, WRITE, 1);
+    assert_eq!(w.len(), 1);
+    let loc = location(&mut s, w[0]);
+    assert_eq!(loc.module, python.display().to_string());
+    assert!(loc.function.is_some(), "{loc:?}");
+    assert_eq!(loc.function, dynsym_function_at(&python, loc.offset), "{loc:?}");
+    assert_eq!((loc.file, loc.line), (None, None));
+    // true's exit_group is located at its _start, which .dynsym lacks.
+    let t = trace(Path::new("/usr/bin/true"), &[]);
+    let (calls, mut s) = t.symbolizer();
+    let exit = calls.iter().find(|c| c.nr == libc::SYS_exit_group as u64).unwrap();
+    let loc = location(&mut s, exit);
+    assert_eq!(loc.module, "/usr/bin/true");
+    assert_eq!(dynsym_function_at(Path::new("/usr/bin/true"), loc.offset), None);
+    assert_eq!((loc.function.as_deref(), loc.file.as_deref()), (None, None), "{loc:?}");
+    assert_eq!(loc.short(), format!("true+{:#x}", loc.offset));
+}
+
+/// Copies corpus program write8 into `dir` as `name`, transformed by
+/// `objcopy`/`strip` arguments if any.
+fn write8_copy(dir: &Path, name: &str, tool: Option<(&str, &[&str])>) -> PathBuf {
+    let dst = dir.join(name);
+    std::fs::copy(corpus("write8"), &dst).unwrap();
+    if let Some((tool, args)) = tool {
+        let _g = lock();
+        let st = Command::new(tool).args(args).arg(&dst).status().unwrap();
+        assert!(st.success(), "{tool} {args:?}");
+    }
+    dst
+}
+
+/// The site of write8's writes when `prog` (a copy of it) runs.
+fn write8_site(prog: &Path, dir: &Path) -> (Vec<Call>, Symbolizer) {
+    let t = trace(prog, &[dir.join("out").as_os_str(), OsStr::new("2")]);
+    assert_eq!(t.exit, 0);
+    t.symbolizer()
+}
+
+#[test]
+fn debug_info_removed_leaves_the_function_from_symtab() {
+    let dir = tmp();
+    let prog = write8_copy(dir.path(), "w8-nodebug", Some(("strip", &["--strip-debug"])));
+    let (calls, mut s) = write8_site(&prog, dir.path());
+    let loc = location(&mut s, program_calls(&calls, WRITE, 3)[0]);
+    assert_eq!(loc.function.as_deref(), Some("main"), "{loc:?}");
+    assert_eq!((loc.file, loc.line), (None, None));
+}
+
+#[test]
+fn all_symbols_removed_leaves_module_and_offset() {
+    let dir = tmp();
+    let original = write8_site(&corpus("write8"), dir.path());
+    let orig_offset = program_calls(&original.0, WRITE, 3)[0].site.unwrap().offset;
+    let prog = write8_copy(dir.path(), "w8-stripped", Some(("strip", &["--strip-all"])));
+    let (calls, mut s) = write8_site(&prog, dir.path());
+    let loc = location(&mut s, program_calls(&calls, WRITE, 3)[0]);
+    assert_eq!(loc.module, prog.display().to_string());
+    // strip keeps the loaded segments where they were.
+    assert_eq!(loc.offset, orig_offset);
+    assert_eq!((loc.function, loc.file, loc.line), (None, None, None));
+}
+
+#[test]
+fn separate_debug_file_by_debuglink_and_by_build_id() {
+    let dir = tmp();
+    let d = dir.path();
+    let line = line_of("write8.c", "write(fd, \"01234567\", 8)");
+    // objcopy --only-keep-debug, then strip and link: the debug file sits
+    // beside the program.
+    let debug = d.join("w8.debug");
+    {
+        let _g = lock();
+        let st = Command::new("objcopy").arg("--only-keep-debug").arg(corpus("write8")).arg(&debug).status().unwrap();
+        assert!(st.success());
+    }
+    let linked = write8_copy(d, "w8-linked", Some(("objcopy", &["--strip-debug", &format!("--add-gnu-debuglink={}", debug.display())])));
+    let (calls, mut s) = write8_site(&linked, d);
+    assert_at(&location(&mut s, program_calls(&calls, WRITE, 3)[0]), "main", "write8.c", line);
+    // Without the link, by build-id under a debug directory.
+    let bare = write8_copy(d, "w8-bare", Some(("strip", &["--strip-debug"])));
+    let (calls, mut s) = write8_site(&bare, d);
+    let site = program_calls(&calls, WRITE, 3)[0].site.unwrap();
+    let debug_dir = d.join("debug");
+    let id = {
+        use object::Object;
+        let data = std::fs::read(&bare).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        obj.build_id().unwrap().expect("corpus programs carry a build-id").iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    s.set_debug_dir(&debug_dir);
+    assert_eq!(s.resolve(site).file, None, "debug info found before it was installed");
+    let at = debug_dir.join(".build-id").join(&id[..2]).join(format!("{}.debug", &id[2..]));
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::fs::copy(&debug, &at).unwrap();
+    s.set_debug_dir(&debug_dir);
+    assert_at(&s.resolve(site), "main", "write8.c", line);
+}
+
+#[test]
+fn deleted_or_replaced_programs_give_module_and_offset() {
+    let dir = tmp();
+    for replace in [false, true] {
+        let prog = write8_copy(dir.path(), "w8-gone", None);
+        let (calls, mut s) = write8_site(&prog, dir.path());
+        let site = program_calls(&calls, WRITE, 3)[0].site.unwrap();
+        if replace {
+            // Another program renamed over it, as an upgrade or a rebuild
+            // does (a new inode): its symbols must not be used.
+            let new = dir.path().join("new");
+            std::fs::copy(corpus("copy"), &new).unwrap();
+            std::fs::rename(&new, &prog).unwrap();
+        } else {
+            std::fs::remove_file(&prog).unwrap();
+        }
+        let loc = s.resolve(site);
+        assert_eq!(loc.module, prog.display().to_string());
+        assert_eq!(loc.offset, site.offset);
+        assert_eq!((loc.function, loc.file, loc.line), (None, None, None), "replaced: {replace}");
+        std::fs::remove_file(&prog).ok();
+    }
+}
