@@ -476,3 +476,41 @@ fn deleted_or_replaced_programs_give_module_and_offset() {
         std::fs::remove_file(&prog).ok();
     }
 }
+
+#[test]
+fn debug_frame_covers_what_eh_frame_does_not() {
+    // Without asynchronous unwind tables gcc puts the program's own CFI in
+    // .debug_frame; the C runtime's start files still bring .eh_frame.
+    use object::{Object, ObjectSymbol};
+    use syscluster_record::callsite::unwind::{CfaRule, UnwindTable};
+    let dir = tmp();
+    let prog = dir.path().join("stdio-debug-frame");
+    {
+        let _g = lock();
+        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-O2", "-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-o"])
+            .arg(&prog)
+            .arg(corpus_dir().join("stdio.c"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let data = std::fs::read(&prog).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    assert!(obj.section_by_name(".debug_frame").is_some(), "no .debug_frame");
+    let main = obj.symbols().find(|s| s.name() == Ok("main")).unwrap().address();
+    let table = UnwindTable::from_elf(&prog).unwrap();
+    // PIE: the first PT_LOAD maps offset 0 at address 0.
+    assert_eq!(table.lookup(main).map(|r| r.cfa), Some(CfaRule::Rsp(8)), "main's entry");
+    let pushes = (main..main + 32).any(|o| matches!(table.lookup(o).map(|r| r.cfa), Some(CfaRule::Rsp(n)) if n > 8));
+    assert!(pushes, "main's CFA never moves");
+    // .eh_frame alone says nothing about main.
+    let eh_only = dir.path().join("eh-only");
+    {
+        let _g = lock();
+        let st = Command::new("objcopy").args(["--remove-section", ".debug_frame"]).arg(&prog).arg(&eh_only).status().unwrap();
+        assert!(st.success());
+    }
+    let without = UnwindTable::from_elf(&eh_only).unwrap();
+    assert!(matches!(without.lookup(main).map(|r| r.cfa), None | Some(CfaRule::Unknown)), "{:?}", without.lookup(main));
+}

@@ -489,65 +489,73 @@ pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &
     Err(Unwound::TooManyFrames)
 }
 
-/// The memory of a stopped process, read with `process_vm_readv`. Keeps the
-/// last two pages read, since a walk reads a few words of one or two stack
-/// pages; make a new one (or [`ProcessMemory::invalidate`]) at every stop.
+/// The memory of a stopped process, read with `process_vm_readv`. A walk
+/// reads a few words going up the stack from `sp`, so each miss reads a
+/// window of [`ProcessMemory::WINDOW`] bytes from just below the word asked
+/// for (less where the mapping ends); the last two windows are kept. Keep one
+/// per tracee and [`ProcessMemory::invalidate`] it whenever the tracee ran.
 pub struct ProcessMemory {
     pid: u32,
-    pages: [(u64, Box<[u8; PAGE]>); 2],
-    valid: [bool; 2],
+    /// (address, bytes held) of each window; 0 bytes: empty.
+    windows: [(u64, usize); 2],
+    bufs: Vec<u8>,
     next: usize,
 }
 
-const PAGE: usize = 4096;
-
 impl ProcessMemory {
+    /// Bytes read per miss: libc's frames on the way to a call rarely span
+    /// more, and one read of this size costs about what one word does.
+    pub const WINDOW: usize = 1024;
+
     pub fn new(pid: u32) -> ProcessMemory {
-        ProcessMemory { pid, pages: [(0, Box::new([0; PAGE])), (0, Box::new([0; PAGE]))], valid: [false; 2], next: 0 }
+        ProcessMemory { pid, windows: [(0, 0); 2], bufs: Vec::new(), next: 0 }
     }
 
-    /// Forgets the cached pages (the process ran since they were read).
+    /// Forgets what was read (the process ran since).
     pub fn invalidate(&mut self) {
-        self.valid = [false; 2];
+        self.windows = [(0, 0); 2];
     }
 
-    /// Reads `buf.len()` bytes at `addr`; false unless all were read.
-    pub fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+    /// Reads up to `buf.len()` bytes at `addr`; how many were read (fewer
+    /// where the mapping ends), or `None`.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Option<usize> {
         let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
         let remote = libc::iovec { iov_base: addr as usize as *mut libc::c_void, iov_len: buf.len() };
         let n = unsafe { libc::process_vm_readv(self.pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        n == buf.len() as isize
+        (n > 0).then_some(n as usize)
     }
 }
 
 impl Memory for ProcessMemory {
     fn read_u64(&mut self, addr: u64) -> Option<u64> {
-        let page = addr & !(PAGE as u64 - 1);
-        let within = (addr - page) as usize;
-        if within + 8 > PAGE {
-            let mut b = [0u8; 8];
-            return self.read(addr, &mut b).then(|| u64::from_le_bytes(b));
-        }
-        let slot = match (0..2).find(|&k| self.valid[k] && self.pages[k].0 == page) {
+        let hit = (0..2).find(|&k| {
+            let (start, len) = self.windows[k];
+            addr >= start && addr.checked_add(8).is_some_and(|e| e <= start + len as u64)
+        });
+        let k = match hit {
             Some(k) => k,
             None => {
+                if self.bufs.is_empty() {
+                    self.bufs = vec![0; 2 * Self::WINDOW];
+                }
                 let k = self.next;
                 self.next ^= 1;
-                self.valid[k] = false;
-                let mut buf = std::mem::replace(&mut self.pages[k].1, Box::new([0; PAGE]));
-                let ok = self.read(page, &mut buf[..]);
-                self.pages[k] = (page, buf);
-                if !ok {
-                    // The page may be partly unmapped; read just the word.
-                    let mut b = [0u8; 8];
-                    return self.read(addr, &mut b).then(|| u64::from_le_bytes(b));
+                self.windows[k] = (0, 0);
+                let mut buf = std::mem::take(&mut self.bufs);
+                // From a little below (a frame's saved rbp lies under its
+                // return address), but not below the word's page.
+                let start = (addr.saturating_sub(64) & !7).max(addr & !4095);
+                let n = self.read(start, &mut buf[k * Self::WINDOW..(k + 1) * Self::WINDOW]);
+                self.bufs = buf;
+                match n {
+                    Some(n) if start + n as u64 >= addr + 8 => self.windows[k] = (start, n),
+                    _ => return None,
                 }
-                self.valid[k] = true;
                 k
             }
         };
-        let bytes = &self.pages[slot].1[within..within + 8];
-        Some(u64::from_le_bytes(bytes.try_into().unwrap()))
+        let at = k * Self::WINDOW + (addr - self.windows[k].0) as usize;
+        Some(u64::from_le_bytes(self.bufs[at..at + 8].try_into().unwrap()))
     }
 }
 
@@ -769,5 +777,15 @@ mod tests {
             assert_eq!(mem.read_u64(cross - 3), Some(want));
         }
         assert_eq!(mem.read_u64(8), None, "page zero read");
+        // Reads up to the end of a mapping stop there, not before.
+        let page = unsafe { libc::mmap(std::ptr::null_mut(), 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        assert_ne!(page, libc::MAP_FAILED);
+        unsafe { libc::munmap(page.cast::<u8>().add(4096).cast(), 4096) };
+        let last = page as u64 + 4096 - 8;
+        unsafe { *(last as *mut u64) = 0x1122_3344_5566_7788 };
+        mem.invalidate();
+        assert_eq!(mem.read_u64(last), Some(0x1122_3344_5566_7788));
+        assert_eq!(mem.read_u64(last + 4), None);
+        unsafe { libc::munmap(page, 4096) };
     }
 }
