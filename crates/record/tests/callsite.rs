@@ -514,3 +514,15 @@ fn debug_frame_covers_what_eh_frame_does_not() {
     let without = UnwindTable::from_elf(&eh_only).unwrap();
     assert!(matches!(without.lookup(main).map(|r| r.cfa), None | Some(CfaRule::Unknown)), "{:?}", without.lookup(main));
 }
+
+#[test]
+fn calls_from_the_vdso_are_located_in_the_program() {
+    let t = trace(&corpus("cputime"), &[OsStr::new("3")]);
+    assert_eq!(t.exit, 0);
+    let (calls, mut s) = t.symbolizer();
+    let clocks = program_calls(&calls, libc::SYS_clock_gettime as u64, libc::CLOCK_PROCESS_CPUTIME_ID as u64);
+    assert_eq!(clocks.len(), 3);
+    for c in clocks {
+        assert_at(&location(&mut s, c), "main", "cputime.c", line_of("cputime.c", "if (clock_gettime("));
+    }
+}

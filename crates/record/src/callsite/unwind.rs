@@ -335,9 +335,10 @@ impl SkipModule {
     }
 }
 
-/// libc and the dynamic loader of this system, whose frames are skipped.
-/// Found in this process's own mappings (the recorder links the same libc
-/// as the programs it traces); built once and cached.
+/// libc, the dynamic loader and the vDSO of this system, whose frames are
+/// skipped. Found in this process's own mappings (the recorder links the
+/// same libc as the programs it traces); built once and cached. The vDSO
+/// comes last, with device and inode 0 and the path `[vdso]`.
 pub fn skip_modules() -> Result<&'static [SkipModule], String> {
     static SKIP: OnceLock<Result<Vec<SkipModule>, String>> = OnceLock::new();
     SKIP.get_or_init(find_skip_modules).as_ref().map(|v| v.as_slice()).map_err(|e| e.clone())
@@ -361,7 +362,28 @@ fn find_skip_modules() -> Result<Vec<SkipModule>, String> {
             out.push(SkipModule::from_path(&ld_path)?);
         }
     }
+    // The vDSO: its clock functions make the system call themselves for
+    // clocks they cannot read (CPU-time clocks, or an unstable TSC). Every
+    // x86_64 process gets the same image from the kernel, so ours serves.
+    let vdso = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) };
+    if let Some(m) = maps.iter().find(|m| m.start == vdso && vdso != 0) {
+        // SAFETY: the kernel maps the vDSO readable for the process's life.
+        let image = unsafe { std::slice::from_raw_parts(m.start as usize as *const u8, (m.end - m.start) as usize) };
+        let table = UnwindTable::from_elf_data(image).map_err(|e| format!("[vdso]: {e}"))?;
+        out.push(SkipModule { path: PathBuf::from(VDSO), dev: 0, ino: 0, table });
+    }
     Ok(out)
+}
+
+/// The name /proc/PID/maps gives the vDSO, a skip module without a file.
+pub const VDSO: &str = "[vdso]";
+
+impl SkipModule {
+    /// Whether mapping `m` maps this module: the same file (device and
+    /// inode), or for the vDSO, which has none, the same name.
+    pub fn maps(&self, m: &Mapping) -> bool {
+        m.path.is_some() && self.dev == m.dev && self.ino == m.ino && (self.ino != 0 || m.path.as_deref() == Some(self.path.as_path()))
+    }
 }
 
 /// Registers at a system call's entry: `ip` is the user address after the
@@ -465,7 +487,7 @@ pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &
         };
         let m = &maps[idx];
         let offset = r.ip - m.start + m.file_offset;
-        let Some(sm) = skip.iter().find(|s| s.ino == m.ino && s.dev == m.dev && m.path.is_some()) else {
+        let Some(sm) = skip.iter().find(|s| s.maps(m)) else {
             return Ok((idx, offset));
         };
         let row = sm.table.lookup(offset - 1).ok_or(Unwound::NoRow { ip: r.ip })?;
@@ -580,13 +602,15 @@ mod tests {
     }
 
     #[test]
-    fn skip_modules_are_libc_and_the_loader() {
+    fn skip_modules_are_libc_the_loader_and_the_vdso() {
         let skip = skip_modules().unwrap();
-        assert_eq!(skip.len(), 2, "{:?}", skip.iter().map(|s| &s.path).collect::<Vec<_>>());
-        let names: Vec<String> = skip.iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(skip.len(), 3, "{:?}", skip.iter().map(|s| &s.path).collect::<Vec<_>>());
+        assert_eq!((skip[2].path.to_str(), skip[2].dev, skip[2].ino), (Some(VDSO), 0, 0));
+        assert!(skip[2].table.rows.iter().any(|r| r.cfa == CfaRule::Rsp(8)));
+        let names: Vec<String> = skip[..2].iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert!(names[0].starts_with("libc.so"), "{names:?}");
         assert!(names[1].starts_with("ld-linux"), "{names:?}");
-        for s in skip {
+        for s in &skip[..2] {
             assert!(s.table.rows.len() > 100, "{}: {} rows", s.path.display(), s.table.rows.len());
         }
     }
@@ -756,7 +780,7 @@ mod tests {
         let skip = skip_modules().unwrap();
         let maps = read_maps(std::process::id()).unwrap();
         for s in skip {
-            assert!(maps.iter().any(|m| m.dev == s.dev && m.ino == s.ino && m.executable), "{} not found by dev/ino", s.path.display());
+            assert!(maps.iter().any(|m| s.maps(m) && m.executable), "{} not found by dev/ino", s.path.display());
         }
     }
 
