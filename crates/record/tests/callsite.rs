@@ -526,3 +526,40 @@ fn calls_from_the_vdso_are_located_in_the_program() {
         assert_at(&location(&mut s, c), "main", "cputime.c", line_of("cputime.c", "if (clock_gettime("));
     }
 }
+
+#[test]
+fn inlined_function_is_named_with_its_own_line() {
+    // put() is inlined into main at -O2: the location is the write() line
+    // in put, and the function named is put, which holds that line.
+    let dir = tmp();
+    let src = dir.path().join("inl.c");
+    std::fs::write(
+        &src,
+        "#include <unistd.h>\n\
+         static inline __attribute__((always_inline)) void put(int fd)\n\
+         {\n\
+         \x20   write(fd, \"x\", 1);\n\
+         }\n\
+         int main(void)\n\
+         {\n\
+         \x20   put(1);\n\
+         \x20   put(1);\n\
+         \x20   return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let prog = dir.path().join("inl");
+    {
+        let _g = lock();
+        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into())).args(["-O2", "-g", "-o"]).arg(&prog).arg(&src).status().unwrap();
+        assert!(st.success());
+    }
+    let t = trace(&prog, &[]);
+    let (calls, mut s) = t.symbolizer();
+    let writes = program_calls(&calls, WRITE, 1);
+    assert_eq!(writes.len(), 2);
+    assert_ne!(writes[0].site, writes[1].site, "two inlined copies, two call sites");
+    for w in writes {
+        assert_at(&location(&mut s, w), "put", "inl.c", 4);
+    }
+}

@@ -1,18 +1,22 @@
-//! Unwind tables of libc and the dynamic loader, and the user-space unwinder.
+//! Unwind tables of libc, the dynamic loader and the vDSO, and the
+//! user-space unwinder.
 //!
-//! A system call is issued from inside libc (or ld.so during startup); the
-//! code location we want is the first frame outside those two "skip
-//! modules". Debian's libc has no frame pointers, so their frames are
-//! stepped over with their call frame information (`.eh_frame`), reduced to
-//! a table simple enough for a BPF program to walk: rows sorted by *file
-//! offset* (what `bpf_find_vma` gives), each saying how to find the CFA
-//! (`rsp + n` or `rbp + n`) and where the caller's `rbp` was saved. On
+//! A system call is issued from inside libc (ld.so during startup, the vDSO
+//! for some clocks); the code location we want is the first frame outside
+//! those "skip modules". Debian's libc has no frame pointers, so their
+//! frames are stepped over with their call frame information (`.eh_frame`),
+//! reduced to a table simple enough for a BPF program to walk: rows sorted
+//! by *file offset* (what `bpf_find_vma` gives), each saying how to find the
+//! CFA (`rsp + n` or `rbp + n`) and where the caller's `rbp` was saved. On
 //! x86_64 the return address always sits at CFA-8; rows where the CFI says
 //! otherwise, or that need DWARF expressions, are [`CfaRule::Unknown`].
 //!
 //! The same algorithm runs in two places: [`find_callsite`] here (the
 //! ptrace backend, against a stopped tracee) and the BPF backend's program
-//! (in the kernel at `sys_enter`, with these tables in a map).
+//! (in the kernel at `sys_enter`, with these tables in a map). Both look a
+//! frame's rule up at `ip - 1`: at a call's entry `ip` follows the
+//! `syscall` instruction, in outer frames it is a return address, and
+//! either may be the first byte after the code the row describes.
 
 use gimli::{BaseAddresses, CieOrFde, DebugFrame, EhFrame, LittleEndian, UnwindContext, UnwindSection, X86_64};
 use object::{Object, ObjectSection, ObjectSegment};
@@ -88,7 +92,7 @@ pub(crate) fn load_segments(obj: &object::File<'_>) -> Vec<(u64, u64, u64, u64)>
 fn vaddr_to_offset(loads: &[(u64, u64, u64, u64)], vaddr: u64) -> Option<u64> {
     loads
         .iter()
-        .find(|&&(va, _, _, filesz)| vaddr >= va && vaddr - va < filesz.max(1))
+        .find(|&&(va, _, _, filesz)| vaddr >= va && vaddr - va < filesz)
         .map(|&(va, off, _, _)| vaddr - va + off)
 }
 
@@ -134,7 +138,7 @@ fn is_pop(code: &[u8]) -> bool {
 
 /// Reads every FDE of `section` into `out`, rows converted to file offsets;
 /// `file` is the whole file, for two system-call paths of libc's assembly
-/// that the CFI alone leaves unwindable:
+/// that the CFI alone would leave without a rule:
 /// - `clone` and `clone3` end their FDE just before the `syscall`, whose
 ///   parent side returns normally: the FDE's last rule is extended over
 ///   the `syscall` instruction, which changes no stack state;
@@ -265,10 +269,11 @@ impl UnwindTable {
         let push = |rows: &mut Vec<UnwindRow>, pc: u64, cfa: CfaRule, rbp: Option<i32>| {
             let Ok(pc) = u32::try_from(pc) else { return };
             let row = UnwindRow { pc, cfa, rbp_offset: rbp };
-            match rows.last_mut() {
-                Some(last) if last.pc == pc => *last = row,
-                Some(last) if last.same_rule(&row) => {}
-                _ => rows.push(row),
+            if rows.last().is_some_and(|last| last.pc == pc) {
+                rows.pop();
+            }
+            if !rows.last().is_some_and(|last| last.same_rule(&row)) {
+                rows.push(row);
             }
         };
         let mut covered_to = 0u64;
@@ -316,7 +321,7 @@ impl UnwindTable {
     }
 }
 
-/// A module whose frames are stepped over: libc or the dynamic loader.
+/// A module whose frames are stepped over: libc, the dynamic loader, the vDSO.
 #[derive(Clone, Debug)]
 pub struct SkipModule {
     pub path: PathBuf,
@@ -416,6 +421,9 @@ pub struct Mapping {
 }
 
 /// Parses /proc/PID/maps (sorted by address, as the kernel prints it).
+/// Reading it costs about 40 µs: keep the result, and read it again after
+/// the process maps or unmaps code (mmap, munmap, mremap, execve) or when
+/// [`find_callsite`] answers [`Unwound::NoMapping`].
 pub fn read_maps(pid: u32) -> std::io::Result<Vec<Mapping>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
     Ok(parse_maps(&text))
@@ -465,9 +473,9 @@ impl std::fmt::Display for Unwound {
         match self {
             Unwound::NoMapping { ip } => write!(f, "no mapping holds code address {ip:#x}"),
             Unwound::NoRow { ip } => write!(f, "no unwind rule for code address {ip:#x}"),
-            Unwound::Outermost { ip } => write!(f, "the stack ends in libc or the loader at {ip:#x}"),
+            Unwound::Outermost { ip } => write!(f, "the stack ends in libc, the loader or the vDSO at {ip:#x}"),
             Unwound::Unreadable { addr } => write!(f, "cannot read the stack at {addr:#x}"),
-            Unwound::TooManyFrames => write!(f, "more than {MAX_FRAMES} frames in libc and the loader"),
+            Unwound::TooManyFrames => write!(f, "more than {MAX_FRAMES} frames in libc, the loader and the vDSO"),
         }
     }
 }
