@@ -31,6 +31,7 @@ pub enum Command {
     Merge(MergeArgs),
     Calibrate(CalibrateArgs),
     Advise(AdviseArgs),
+    Stat(StatArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -247,4 +248,34 @@ pub struct AdviseArgs {
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Count a command's kernel crossings by system call and time it (wall,
+/// user, system), over repeated runs: min / median / max.
+///
+/// Each run is timed untraced, then run again under the recorder (BPF in
+/// aggregate mode, ptrace where BPF is not permitted) to count its
+/// crossings, so tracing never slows the times. Compare a program with
+/// itself under the runtime: `syscluster stat -- CMD` and
+/// `syscluster stat -- syscluster run -- CMD`.
+#[derive(Args, Debug)]
+pub struct StatArgs {
+    /// Runs of the command.
+    #[arg(short = 'r', long = "runs", default_value_t = 1, value_name = "N")]
+    pub runs: u32,
+    /// Print JSON (format_version 1) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Only time the command; do not count crossings.
+    #[arg(long)]
+    pub no_count: bool,
+    /// Count with ptrace even where BPF is permitted.
+    #[arg(long)]
+    pub ptrace: bool,
+    /// System calls listed (the rest are summed).
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    pub top: usize,
+    /// The command and its arguments (after `--` if they start with `-`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
 }

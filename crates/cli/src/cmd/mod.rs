@@ -6,6 +6,7 @@ mod import;
 mod merge;
 mod record;
 mod report;
+mod stat;
 
 use crate::flags::{Command, NodeKeyArg};
 use crate::Failure;
@@ -19,6 +20,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Merge(a) => merge::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Advise(a) => advise::run(a),
+        Command::Stat(a) => stat::run(a),
     }
 }
 
