@@ -82,6 +82,10 @@ fn threads_and_children_get_coalescing_per_descriptor() {
     assert_eq!(l, [["write(5)"], ["write(6)"], ["write(7)"], ["write(8)"]]);
     let a = strace_advice(d.path(), &[&prog("forkexec"), &p(&d, "f"), "1000"]);
     assert_eq!(rules(&a), set(&["coalesce-writes"]), "the exec'd child's writes");
+    // stdio flushed after every record: the writes come from fflush.
+    let a = strace_advice(d.path(), &[&prog("stdio"), &p(&d, "s"), "1000"]);
+    assert_eq!(rules(&a), set(&["coalesce-writes"]));
+    assert_eq!(labels(&a, "coalesce-writes"), [["write(3)"]]);
 }
 
 #[test]
@@ -174,6 +178,8 @@ fn clean_and_rewritten_programs_get_nothing() {
         vec![prog("clean_few")],
         vec![prog("clean_cpu"), "3000000".into()],
         vec![prog("clean_stdio"), p(&d, "o2"), "5000".into()],
+        // CPU-time clocks: a system call the vDSO cannot avoid.
+        vec![prog("cputime"), "2000".into()],
         vec![prog("copy_cfr"), p(&d, "in"), p(&d, "o3")],
         vec![prog("copy_block"), p(&d, "in"), p(&d, "o4"), "131072".into()],
         vec![prog("write8_coalesced"), p(&d, "o5"), "5000".into()],

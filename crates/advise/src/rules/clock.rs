@@ -118,13 +118,14 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     }
 }
 
-/// Whether the vDSO serves the clocks a call reads (clock_gettime of CPU
-/// clocks it does not).
+/// Whether the vDSO serves the clocks a call reads: always for
+/// gettimeofday and time; for clock_gettime only where the value profile
+/// shows clocks it serves (not the CPU-time clocks).
 fn serves(f: &Facts, syscall: &str) -> bool {
     if syscall != "clock_gettime" {
         return true;
     }
-    f.share_where("clock_gettime", "which_clock", vdso_clock).is_none_or(|s| s >= f.opts.dominant_share)
+    f.share_where("clock_gettime", "which_clock", vdso_clock).is_some_and(|s| s >= f.opts.dominant_share)
 }
 
 /// Whether this machine maps a vDSO into processes.

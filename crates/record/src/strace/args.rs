@@ -121,6 +121,17 @@ static SYMBOLS: &[(&str, i64)] = &[
     ("AT_REMOVEDIR", 0x200),
     ("AT_SYMLINK_FOLLOW", 0x400),
     ("AT_EMPTY_PATH", 0x1000),
+    ("CLOCK_REALTIME", 0),
+    ("CLOCK_MONOTONIC", 1),
+    ("CLOCK_PROCESS_CPUTIME_ID", 2),
+    ("CLOCK_THREAD_CPUTIME_ID", 3),
+    ("CLOCK_MONOTONIC_RAW", 4),
+    ("CLOCK_REALTIME_COARSE", 5),
+    ("CLOCK_MONOTONIC_COARSE", 6),
+    ("CLOCK_BOOTTIME", 7),
+    ("CLOCK_REALTIME_ALARM", 8),
+    ("CLOCK_BOOTTIME_ALARM", 9),
+    ("CLOCK_TAI", 11),
 ];
 
 fn symbol(s: &[u8]) -> Option<i64> {
