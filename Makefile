@@ -1,6 +1,7 @@
 # syscluster — the two commands of the README:
 #   make demo   installs what is missing, builds, records the bundled copy
-#               program and prints its report
+#               program, advises, applies the top recommendation and
+#               compares the two with syscluster stat
 #   make test   runs every test
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -9,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 BIN := target/release/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test test-rust test-c bench clean
+.PHONY: all deps build corpus demo test browser test-rust test-c bench clean
 
 all: build
 
@@ -23,13 +24,13 @@ corpus:
 	@$(MAKE) -s -C tests/corpus
 
 demo: build
-	@mkdir -p $(DEMO)
-	@head -c 2400000 /dev/urandom > $(DEMO)/input
-	$(BIN) record -o $(DEMO)/copy.json -- tests/corpus/bin/copy $(DEMO)/input $(DEMO)/output
-	@cmp $(DEMO)/input $(DEMO)/output
-	$(BIN) report $(DEMO)/copy.json
+	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build test-rust test-c
+test: build browser test-rust test-c
+
+# Chromium for the HTML page test (which skips, saying so, only without it).
+browser:
+	@scripts/install-deps.sh --browser || echo "make: Chromium could not be installed: the HTML page test will skip" >&2
 
 test-rust:
 	$(CARGO) test --release --locked --workspace --no-fail-fast
