@@ -93,6 +93,33 @@ pub struct MulticallFigures {
     pub data: serde_json::Value,
 }
 
+/// What libmulticall's calibration decided: from which run length each
+/// fusion rule pays (`rule.class` → (unregistered, registered) calls), and
+/// whether io_uring ever beats direct.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MulticallDecisions {
+    pub min_run: std::collections::BTreeMap<String, (u64, u64)>,
+    pub uring_wins: bool,
+}
+
+impl MulticallDecisions {
+    /// The decisions in mc-calibrate's file (docs/MULTICALL.md); what is
+    /// missing or malformed is left out.
+    pub fn of(m: &MulticallFigures) -> MulticallDecisions {
+        let d = &m.data["decisions"];
+        let mut min_run = std::collections::BTreeMap::new();
+        if let Some(o) = d["min_run"].as_object() {
+            for (k, v) in o {
+                if let (Some(a), Some(b)) = (v.get(0).and_then(|x| x.as_u64()), v.get(1).and_then(|x| x.as_u64())) {
+                    min_run.insert(k.clone(), (a, b));
+                }
+            }
+        }
+        let uring_wins = d["uring_min"].as_object().is_some_and(|o| o.values().any(|v| v.as_u64().is_some_and(|n| n > 0)));
+        MulticallDecisions { min_run, uring_wins }
+    }
+}
+
 impl Machine {
     /// This machine.
     pub fn here() -> Machine {
@@ -299,6 +326,27 @@ mod tests {
         let other = Machine { kernel: "6.2 #1".into(), ..here };
         let e = Calibration::load_for(&p, &other).unwrap_err().to_string();
         assert!(e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"), "{e}");
+    }
+
+    #[test]
+    fn reads_libmulticall_decisions() {
+        let m = MulticallFigures {
+            source: "mc-calibrate".into(),
+            data: serde_json::json!({
+                "format_version": 1,
+                "decisions": {
+                    "min_run": {"writev.file": [3, 2], "sendmmsg.dgram": [2, 0], "bad": [1], "worse": "x"},
+                    "uring_min": {"read.file": 0, "write.file": 0, "other": 0}
+                }
+            }),
+        };
+        let d = MulticallDecisions::of(&m);
+        assert_eq!(d.min_run.len(), 2, "malformed entries are left out: {:?}", d.min_run);
+        assert_eq!(d.min_run["writev.file"], (3, 2));
+        assert_eq!(d.min_run["sendmmsg.dgram"], (2, 0));
+        assert!(!d.uring_wins);
+        let none = MulticallDecisions::of(&MulticallFigures { source: String::new(), data: serde_json::json!({}) });
+        assert!(none.min_run.is_empty() && !none.uring_wins);
     }
 
     #[test]

@@ -87,6 +87,11 @@ impl<'a> CostModel<'a> {
         self.cal.is_some()
     }
 
+    /// libmulticall's calibrated decisions, when mc-calibrate ran.
+    pub fn multicall(&self) -> Option<crate::calibration::MulticallDecisions> {
+        self.cal.and_then(|c| c.multicall.as_ref()).map(crate::calibration::MulticallDecisions::of)
+    }
+
     /// One call of profile node `node` (a call of `syscall` on `on` moving
     /// `bytes`), as the program made it.
     pub fn node_call(&self, node: u32, syscall: &str, on: &str, bytes: u64) -> Priced {

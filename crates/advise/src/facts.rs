@@ -86,6 +86,8 @@ pub struct Facts<'p> {
     kinds: Vec<Option<&'p IoPattern>>,
     pub kmod: bool,
     pub uring: bool,
+    /// libmulticall's calibrated decisions, when the calibration has them.
+    pub multicall: Option<crate::calibration::MulticallDecisions>,
 }
 
 impl<'p> Facts<'p> {
@@ -94,7 +96,7 @@ impl<'p> Facts<'p> {
         let values = p.value_profiles.iter().map(|v| ((v.syscall.as_str(), v.position), v)).collect();
         let kmod = opts.kmod_device.exists();
         let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map_or(true, |s| s.trim() == "0");
-        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring };
+        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring, multicall: None };
         f.kinds = p.nodes.iter().map(|n| f.match_io(n)).collect();
         f
     }
@@ -398,9 +400,10 @@ impl<'p> Facts<'p> {
                     "no run of these calls fuses into an existing system call".into()
                 } else {
                     format!(
-                        "fuses {}{}",
-                        fused.join(", "),
-                        if fused.len() < n_pairs { "; the other calls run direct" } else { "" }
+                        "fuses {}{}{}",
+                        fused.iter().map(|x| x.0.as_str()).collect::<Vec<_>>().join(", "),
+                        if fused.len() < n_pairs { "; the other calls run direct" } else { "" },
+                        self.fusion_decisions(&fused)
                     )
                 },
             },
@@ -409,7 +412,13 @@ impl<'p> Facts<'p> {
                 can_run: batchable && not_uring.is_empty(),
                 available: self.uring,
                 why: if not_uring.is_empty() {
-                    "every call has an io_uring operation (linked requests; calibration decides whether it wins)".into()
+                    match &self.multicall {
+                        Some(d) if !d.uring_wins => {
+                            "every call has an io_uring operation, but libmulticall's calibration found io_uring slower than direct here".into()
+                        }
+                        Some(_) => "every call has an io_uring operation; libmulticall's calibration has it win for some calls here".into(),
+                        None => "every call has an io_uring operation (linked requests; mc-calibrate decides whether it wins)".into(),
+                    }
                 } else {
                     format!("io_uring has no operation for {}", not_uring.into_iter().collect::<Vec<_>>().join(", "))
                 },
@@ -427,18 +436,44 @@ impl<'p> Facts<'p> {
         ]
     }
 
+    /// libmulticall's class of the object behind a node.
+    fn mc_class(&self, id: u32) -> &'static str {
+        match self.kind_of(id) {
+            "socket" => "dgram",
+            _ => "file",
+        }
+    }
+
+    /// What libmulticall's calibration says of these fusions, if it ran.
+    fn fusion_decisions(&self, fused: &[(String, String)]) -> String {
+        let Some(d) = &self.multicall else { return String::new() };
+        let said: Vec<String> = fused
+            .iter()
+            .map(|(_, key)| match d.min_run.get(key) {
+                Some((0, 0)) => format!("{key} never chosen"),
+                Some((u, r)) => {
+                    let from = |n: &u64| if *n == 0 { "never".to_string() } else { format!("from runs of {n}") };
+                    format!("{key} {} ({} with the fd registered)", from(u), from(r))
+                }
+                None => format!("{key} never chosen"),
+            })
+            .collect();
+        format!("; libmulticall's calibration here: {}", said.join(", "))
+    }
+
     /// The transitions of a sequence that one of libmulticall's fusion
-    /// rules covers, described.
-    pub fn fusions(&self, nodes: &[u32], closed: bool) -> Vec<String> {
+    /// rules covers: a description and the rule.class the calibration uses.
+    pub fn fusions(&self, nodes: &[u32], closed: bool) -> Vec<(String, String)> {
         let n = nodes.len();
         let mut out = Vec::new();
         if n == 1 {
             let s = self.node(nodes[0]).syscall.as_str();
+            let c = self.mc_class(nodes[0]);
             match s {
-                "write" => out.push("write → write (writev)".to_string()),
-                "read" => out.push("read → read (readv)".to_string()),
-                "sendto" | "sendmsg" => out.push(format!("{s} → {s} (sendmmsg)")),
-                "recvfrom" | "recvmsg" => out.push(format!("{s} → {s} (recvmmsg)")),
+                "write" => out.push(("write → write (writev)".to_string(), format!("writev.{c}"))),
+                "read" => out.push(("read → read (readv)".to_string(), format!("readv.{c}"))),
+                "sendto" | "sendmsg" => out.push((format!("{s} → {s} (sendmmsg)"), "sendmmsg.dgram".to_string())),
+                "recvfrom" | "recvmsg" => out.push((format!("{s} → {s} (recvmmsg)"), "recvmmsg.dgram".to_string())),
                 _ => {}
             }
             return out;
@@ -449,19 +484,20 @@ impl<'p> Facts<'p> {
             let (na, nb) = (self.node(a), self.node(b));
             let same_fd = na.key.fd == nb.key.fd;
             let fwd = self.forwarded(a, b, 2) >= self.opts.dep_share;
+            let c = self.mc_class(b);
             let rule = match (na.syscall.as_str(), nb.syscall.as_str()) {
-                ("lseek", "read") if same_fd => Some("pread"),
-                ("lseek", "write") if same_fd => Some("pwrite"),
-                ("write", "write") if same_fd => Some("writev"),
-                ("read", "read") if same_fd => Some("readv"),
-                ("read", "write") if fwd => Some("copy_file_range/sendfile/splice"),
-                ("read", "sendto") if fwd => Some("read + sendmmsg (batch_send)"),
-                ("sendto", "sendto") => Some("sendmmsg"),
-                ("recvfrom", "recvfrom") => Some("recvmmsg"),
+                ("lseek", "read") if same_fd => Some(("pread", "seek_pread.file".to_string())),
+                ("lseek", "write") if same_fd => Some(("pwrite", "pwritev.file".to_string())),
+                ("write", "write") if same_fd => Some(("writev", format!("writev.{c}"))),
+                ("read", "read") if same_fd => Some(("readv", format!("readv.{c}"))),
+                ("read", "write") if fwd => Some(("copy_file_range/sendfile/splice", "copy.file".to_string())),
+                ("read", "sendto") if fwd => Some(("read + sendmmsg (batch_send)", "batch_send.dgram".to_string())),
+                ("sendto", "sendto") => Some(("sendmmsg", "sendmmsg.dgram".to_string())),
+                ("recvfrom", "recvfrom") => Some(("recvmmsg", "recvmmsg.dgram".to_string())),
                 _ => None,
             };
-            if let Some(r) = rule {
-                out.push(format!("{} → {} ({r})", na.syscall, nb.syscall));
+            if let Some((r, key)) = rule {
+                out.push((format!("{} → {} ({r})", na.syscall, nb.syscall), key));
             }
         }
         out

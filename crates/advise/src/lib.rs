@@ -33,7 +33,8 @@ pub const SMALL_WRITE: u64 = 512;
 
 /// Analyses a profile and returns the ranked recommendations.
 pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
-    let f = facts::Facts::new(p, opts.clone());
+    let mut f = facts::Facts::new(p, opts.clone());
+    f.multicall = cost.multicall();
     let mut sequences = Vec::new();
     for s in &p.sequences.loops {
         sequences.push(f.analyze(s, true));

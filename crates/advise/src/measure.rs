@@ -19,13 +19,16 @@ pub struct MeasureOptions {
     /// A directory on the file system whose costs to measure (scratch
     /// files are made and removed there).
     pub dir: PathBuf,
-    /// mc-calibrate to run, if built.
-    pub mc_calibrate: Option<PathBuf>,
+    /// mc-calibrate to run, if built, and where it writes (libmulticall's
+    /// auto backend reads that file).
+    pub mc_calibrate: Option<(PathBuf, PathBuf)>,
+    /// Fewer repetitions in mc-calibrate (seconds instead of half a minute).
+    pub mc_quick: bool,
 }
 
 impl Default for MeasureOptions {
     fn default() -> Self {
-        MeasureOptions { samples: 9, batch: Duration::from_millis(4), dir: std::env::temp_dir(), mc_calibrate: None }
+        MeasureOptions { samples: 9, batch: Duration::from_millis(4), dir: std::env::temp_dir(), mc_calibrate: None, mc_quick: false }
     }
 }
 
@@ -386,9 +389,9 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
     }
 
     let multicall = match &opts.mc_calibrate {
-        Some(tool) => {
-            progress(&format!("running {}", tool.display()));
-            Some(run_mc_calibrate(tool)?)
+        Some((tool, out)) => {
+            progress(&format!("running {} (libmulticall's backends by batch size)", tool.display()));
+            Some(run_mc_calibrate(tool, out, &opts.dir, opts.mc_quick)?)
         }
         None => None,
     };
@@ -404,32 +407,20 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
     })
 }
 
-/// Runs libmulticall's mc-calibrate and keeps its JSON.
-pub fn run_mc_calibrate(tool: &Path) -> io::Result<MulticallFigures> {
-    let dir = tempdir_for(tool)?;
-    let out = dir.join("mc-calibration.json");
-    let o = std::process::Command::new(tool)
-        .arg("-o")
-        .arg(&out)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot run {}: {e}", tool.display())))?;
-    let result = (|| {
-        if !o.status.success() {
-            let err = String::from_utf8_lossy(&o.stderr);
-            return Err(io::Error::other(format!("{} failed ({}): {}", tool.display(), o.status, err.lines().last().unwrap_or(""))));
-        }
-        let bytes = std::fs::read(&out).or_else(|_| Ok::<_, io::Error>(o.stdout.clone()))?;
-        let data: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| io::Error::other(format!("{} wrote no JSON calibration: {e}", tool.display())))?;
-        Ok(MulticallFigures { source: tool.display().to_string(), data })
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
-}
-
-fn tempdir_for(_tool: &Path) -> io::Result<PathBuf> {
-    let d = std::env::temp_dir().join(format!(".syscluster-mc-{}", std::process::id()));
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
+/// Runs libmulticall's mc-calibrate, writing `out`, and keeps its JSON.
+pub fn run_mc_calibrate(tool: &Path, out: &Path, dir: &Path, quick: bool) -> io::Result<MulticallFigures> {
+    let mut cmd = std::process::Command::new(tool);
+    cmd.arg("-o").arg(out).arg("--dir").arg(dir).stdin(std::process::Stdio::null());
+    if quick {
+        cmd.arg("--quick");
+    }
+    let o = cmd.output().map_err(|e| io::Error::new(e.kind(), format!("cannot run {}: {e}", tool.display())))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        return Err(io::Error::other(format!("{} failed ({}): {}", tool.display(), o.status, err.lines().last().unwrap_or(""))));
+    }
+    let bytes = std::fs::read(out).map_err(|e| io::Error::new(e.kind(), format!("{} wrote no {}: {e}", tool.display(), out.display())))?;
+    let data: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| io::Error::other(format!("{} wrote no JSON calibration: {e}", tool.display())))?;
+    Ok(MulticallFigures { source: tool.display().to_string(), data })
 }

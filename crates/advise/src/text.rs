@@ -145,12 +145,14 @@ fn sequence(out: &mut String, s: &SequenceAnalysis) {
         .backends
         .iter()
         .map(|b| {
-            format!(
-                "{} {}{}",
-                b.backend,
-                if b.can_run { "yes" } else { "no" },
-                if b.can_run && !b.available { " (not here)" } else { "" }
-            )
+            let note = if b.can_run && !b.available {
+                " (not here)"
+            } else if b.can_run && b.why.contains("slower than direct") {
+                " (slower here)"
+            } else {
+                ""
+            };
+            format!("{} {}{note}", b.backend, if b.can_run { "yes" } else { "no" })
         })
         .collect();
     out.push_str(&wrap(&format!("backends: {}", b.join(", ")), "    ", WIDTH));

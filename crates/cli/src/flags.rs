@@ -197,6 +197,9 @@ pub struct CalibrateArgs {
     /// Print the stored calibration as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// A quicker, noisier calibration: 3 samples, and mc-calibrate --quick.
+    #[arg(long)]
+    pub quick: bool,
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,

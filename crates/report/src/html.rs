@@ -265,7 +265,7 @@ fn io_patterns(out: &mut String, p: &Profile) {
     let _ = writeln!(out, "<table><thead><tr><th>file</th><th>kind</th><th>class</th><th>opens</th><th>reads</th><th>writes</th><th>bytes</th><th>sequential</th><th>sizes</th></tr></thead><tbody>");
     for f in &p.io_patterns {
         let mut b: Vec<_> = f.size_histogram.iter().collect();
-        b.sort_by(|x, y| (y.reads + y.writes).cmp(&(x.reads + x.writes)));
+        b.sort_by_key(|x| std::cmp::Reverse(x.reads + x.writes));
         let sizes: Vec<String> = b.iter().take(3).map(|b| format!("{}–{}: {}", bytes(b.min), bytes(b.max), count(b.reads + b.writes))).collect();
         let _ = writeln!(
             out,

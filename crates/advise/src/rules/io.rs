@@ -166,7 +166,7 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 ),
             },
             applicable_here: true,
-            how: format!("by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call"),
+            how: "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into(),
             mechanism: None,
             sketch: None,
         });

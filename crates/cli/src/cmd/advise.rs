@@ -37,7 +37,7 @@ pub(crate) fn calibration_for(c: &CalibrationChoice) -> Result<(Option<Calibrati
             eprintln!("syscluster: {why}: measuring this machine now");
         }
         let mc = super::calibrate::find_mc_calibrate(None);
-        let cal = super::calibrate::calibrate(&path, 9, None, mc, c.quiet)?;
+        let cal = super::calibrate::calibrate(&path, 9, None, mc, false, c.quiet)?;
         Ok((Some(cal), Some(path.display().to_string())))
     };
     match Calibration::load_for(&path, &here) {

@@ -21,7 +21,7 @@ pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Measures this machine and stores the calibration at `path`.
-pub(crate) fn calibrate(path: &std::path::Path, samples: u32, dir: Option<PathBuf>, mc: Option<PathBuf>, quiet: bool) -> Result<Calibration, Failure> {
+pub(crate) fn calibrate(path: &std::path::Path, samples: u32, dir: Option<PathBuf>, mc: Option<PathBuf>, quick: bool, quiet: bool) -> Result<Calibration, Failure> {
     let dir = match dir {
         Some(d) => d,
         None => {
@@ -33,7 +33,9 @@ pub(crate) fn calibrate(path: &std::path::Path, samples: u32, dir: Option<PathBu
     if !dir.is_dir() {
         return Err(Failure::new(format!("{} is not a directory", dir.display())));
     }
-    let opts = MeasureOptions { samples, dir, mc_calibrate: mc, ..Default::default() };
+    // libmulticall's auto backend reads its own file from the same directory.
+    let mc_out = path.with_file_name("multicall-calibration.json");
+    let opts = MeasureOptions { samples, dir, mc_calibrate: mc.map(|t| (t, mc_out)), mc_quick: quick, ..Default::default() };
     if !quiet {
         eprintln!("syscluster: calibrating this machine ({} samples per figure)…", samples);
     }
@@ -56,7 +58,8 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         None => calibration::default_path()?,
     };
     let mc = find_mc_calibrate(a.mc_calibrate);
-    let c = calibrate(&path, a.samples, a.dir, mc, a.quiet)?;
+    let samples = if a.quick { a.samples.min(3) } else { a.samples };
+    let c = calibrate(&path, samples, a.dir, mc, a.quick, a.quiet)?;
     if a.json {
         let mut v = serde_json::to_vec_pretty(&c).expect("a calibration serializes");
         v.push(b'\n');
@@ -76,7 +79,15 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         let _ = writeln!(o, "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}", k.syscall, k.on, k.bytes, k.ns, k.what);
     }
     let _ = match &c.multicall {
-        Some(m) => writeln!(o, "\nlibmulticall backends: measured by {}", m.source),
+        Some(m) => {
+            let _ = writeln!(o, "\nlibmulticall backends, measured by {}:", m.source);
+            let d = syscluster_advise::calibration::MulticallDecisions::of(m);
+            let from = |n: u64| if n == 0 { "never".to_string() } else { format!("from runs of {n}") };
+            for (rule, (unreg, reg)) in &d.min_run {
+                let _ = writeln!(o, "  fusion {rule:<18} {}; with the fd registered: {}", from(*unreg), from(*reg));
+            }
+            writeln!(o, "  io_uring: {}", if d.uring_wins { "chosen where it wins" } else { "never faster than direct here" })
+        }
         None => writeln!(o, "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"),
     };
     let _ = writeln!(o, "stored in {}", path.display());
