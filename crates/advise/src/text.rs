@@ -49,7 +49,11 @@ pub fn evidence_text(e: &Evidence) -> String {
         Evidence::Edge { from, to, weight } => format!("edge {from} → {to} ×{}", count(*weight)),
         Evidence::ResultMatch { from, to, arg, share, .. } => format!("{to}.{arg} = result of {from} in {}", pct(*share)),
         Evidence::Value { syscall, arg, value, share, observations } => {
-            format!("{syscall}.{arg} = {value} in {} of {}", pct(*share), count(*observations))
+            let pointer = syscluster_model::syscalls::by_name(syscall)
+                .and_then(|s| s.args.iter().find(|a| a.name == arg))
+                .is_some_and(|a| a.kind == syscluster_model::syscalls::ArgKind::Ptr);
+            let v = if pointer { format!("{value:#x}") } else { value.to_string() };
+            format!("{syscall}.{arg} = {v} in {} of {}", pct(*share), count(*observations))
         }
         Evidence::Calls { node, count: c } => format!("{node} ×{}", count(*c)),
         Evidence::Loop { nodes, weight } => format!("loop {} ×{}", nodes.join(" → "), count(*weight)),

@@ -314,6 +314,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             Evidence::ResultMatch { from: f.label(l.read), to: f.label(l.write), arg: "count".into(), count: (l.forwarded * w as f64).round() as u64, share: l.forwarded },
         ];
         evidence.extend(value_evidence(f, "read", "count"));
+        evidence.extend(super::same_buffer(f, "read", "write", "buf"));
         for id in [l.read, l.write] {
             if let Some(io) = f.io_of(id) {
                 evidence.push(io_evidence(io));

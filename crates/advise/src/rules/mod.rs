@@ -213,6 +213,17 @@ pub fn value_evidence(f: &Facts, syscall: &str, arg: &str) -> Option<Evidence> {
     Some(Evidence::Value { syscall: syscall.into(), arg: arg.into(), value, share, observations })
 }
 
+/// Where pointers were recorded: the reader's buffer is the writer's (the
+/// data goes from one call to the other through the same memory).
+pub fn same_buffer(f: &Facts, reader: &str, writer: &str, writer_arg: &str) -> Vec<Evidence> {
+    match (f.dominant(reader, "buf"), f.dominant(writer, writer_arg)) {
+        (Some((a, sa, _)), Some((b, sb, _))) if a == b && a != 0 && sa >= f.opts.dominant_share && sb >= f.opts.dominant_share => {
+            [value_evidence(f, reader, "buf"), value_evidence(f, writer, writer_arg)].into_iter().flatten().collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 pub fn edge_evidence(f: &Facts, from: u32, to: u32) -> Evidence {
     Evidence::Edge { from: f.label(from), to: f.label(to), weight: f.weight(from, to) }
 }

@@ -75,6 +75,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             dgram,
         ];
         evidence.extend(value_evidence(f, "read", "count"));
+        evidence.extend(super::same_buffer(f, "read", "sendto", "buff"));
         for id in [l.read, l.write] {
             if let Some(io) = f.io_of(id) {
                 evidence.push(io_evidence(io));

@@ -96,7 +96,7 @@
 
   const svg = el("svg", { id: "graph-svg", role: "img", "aria-label": "syscall graph" });
   const defs = el("defs", {}, svg);
-  const marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" }, defs);
+  const marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerUnits: "userSpaceOnUse", markerWidth: "9", markerHeight: "9", orient: "auto-start-reverse" }, defs);
   el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#64748b" }, marker);
   const world = el("g", { id: "world" }, svg);
   const maxW = Math.max(1, ...edges.map((e) => e.weight));
