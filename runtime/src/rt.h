@@ -179,7 +179,7 @@ void sc_signals_init(void) SC_HIDDEN;
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len) SC_HIDDEN;
-long sc_x86_insn_len(const uint8_t *p, const uint8_t *end) SC_HIDDEN;
+long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;
 
 /* asm.S */
 long sc_copy_user(void *dst, const void *src, size_t n) SC_HIDDEN;
