@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 struct sc_global sc_g;
@@ -59,7 +61,13 @@ void sc_spin_unlock(_Atomic int *l)
  * aimed at the guardian alone can do that.) */
 static int guardian_gone(int pid)
 {
-    return pid > 0 && pid == G.g_pid && sc_sys2(SYS_kill, pid, 0) == -ESRCH;
+    if (pid <= 0 || pid != G.g_pid)
+        return 0;
+    /* It is our child: dead means a zombie (or already reaped). */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    long r = sc_sys5(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT | __WCLONE, 0);
+    return r == -ECHILD || (r == 0 && si.si_pid == pid);
 }
 
 void sc_slot_lock(struct sc_slot *s)

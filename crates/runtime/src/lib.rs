@@ -29,7 +29,7 @@ pub use program::{check_program, resolve_program, Interposable};
 
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 
@@ -166,13 +166,6 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         }
     }
     supervise::become_subreaper();
-    // Our own signal dispositions are not the program's business.
-    unsafe {
-        cmd.pre_exec(|| {
-            supervise::reset_forwarding_in_child();
-            Ok(())
-        });
-    }
     let child = cmd.spawn().map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => RunError::NotFound(name.clone()),
         _ => RunError::Exec(name.clone(), e),

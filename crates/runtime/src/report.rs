@@ -52,6 +52,12 @@ impl Reporter {
     /// Stops listening, after printing whatever is still queued.
     pub fn finish(mut self) {
         self.done.store(true, Ordering::Relaxed);
+        // Wake the listener now rather than at its next timeout.
+        if let Ok(addr) = SocketAddr::from_abstract_name(self.name.as_bytes()) {
+            if let Ok(s) = UnixDatagram::unbound() {
+                let _ = s.send_to_addr(b"", &addr);
+            }
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -91,9 +91,3 @@ pub fn forward_signals_to(pid: libc::pid_t) {
         }
     }
 }
-
-/// In the forked child before exec: handlers reset on exec anyway; this
-/// only matters for a signal arriving in between.
-pub fn reset_forwarding_in_child() {
-    TARGET.store(0, Ordering::Relaxed);
-}
