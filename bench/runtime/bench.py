@@ -46,6 +46,7 @@ def measure(argv, out):
     """Wall and system time of argv and everything it waits for."""
     if out and os.path.exists(out):
         os.unlink(out)
+    os.sync()  # the previous run's writeback must not land in this one
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
@@ -65,6 +66,7 @@ def main():
     sh("make", "-s", "-C", "runtime")
     sh("cargo", "build", "-q", "--release", "-p", "syscluster-runtime", "--example", "sc-run")
     rt, rt_text = runner()
+    load = os.getloadavg()[0]
     tmp = tempfile.mkdtemp(prefix="sc-bench-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
     w8 = os.path.join(ROOT, "tests/corpus/bin/write8")
     q = 10 if a.quick else 1
@@ -93,7 +95,8 @@ def main():
             sys.exit(f"bench: {name}: output differs under the runtime")
         del ref
         plain, under = [], []
-        for _ in range(a.rounds):
+        # cp is short and I/O-bound: more rounds for a stable median.
+        for _ in range(a.rounds if not argv[0] == "cp" else max(a.rounds, 11)):
             plain.append(measure(argv, o))
             under.append(measure(rtw + argv, o))
         med = lambda xs, i: statistics.median(x[i] for x in xs)
@@ -101,7 +104,7 @@ def main():
             "workload": name,
             "command": " ".join(argv).replace(tmp, "$TMP"),
             "runner": "LD_PRELOAD only" if alt else rt_text,
-            "rounds": a.rounds,
+            "rounds": len(plain),
             "plain_wall_s": med(plain, 0), "run_wall_s": med(under, 0),
             "plain_sys_s": med(plain, 1), "run_sys_s": med(under, 1),
             "plain_user_s": med(plain, 2), "run_user_s": med(under, 2),
@@ -117,7 +120,7 @@ def main():
     doc = {
         "format_version": 1,
         "benchmark": "runtime",
-        "machine": {"kernel": platform.release(), "cpus": os.cpu_count()},
+        "machine": {"kernel": platform.release(), "cpus": os.cpu_count(), "loadavg_at_start": load},
         "runner": rt_text,
         "command": "bench/runtime/bench.py" + (f" --rounds {a.rounds}" if a.rounds != 5 else "") + (" --quick" if a.quick else ""),
         "results": results,
@@ -134,9 +137,12 @@ def write_section(doc):
         "",
         f"Each workload plain and under `{doc['runner']}` (the LD_PRELOAD runtime, writes shorter than 4096 bytes",
         "to regular files deferred, time bound 5 ms), interleaved, median of "
-        f"{doc['results'][0]['rounds']} rounds; output files compared byte for byte before timing.",
+        f"{doc['results'][0]['rounds']} rounds ({doc['results'][-1]['rounds']} for cp), `sync` before each; "
+        "output files compared byte for byte before timing.",
         f"Wall and system time include everything the command waits for (the supervisor and the guardian too).",
-        f"Linux {doc['machine']['kernel']}, {doc['machine']['cpus']} CPUs, ext4.  Command: `{doc['command']}`",
+        f"Linux {doc['machine']['kernel']}, {doc['machine']['cpus']} CPUs, ext4, load average {doc['machine']['loadavg_at_start']:.1f} "
+        "at the start (the machine is shared: absolute times vary between runs, ratios much less).",
+        f"Command: `{doc['command']}`",
         "(JSON: bench/results/runtime.json).",
         "",
         "| workload | wall plain | wall run | speed-up | sys plain | sys run | sys time saved |",

@@ -22,10 +22,21 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
         let p = PathBuf::from(cmd);
         return p.is_file().then_some(p);
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let path =
+        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     std::env::split_paths(&path)
-        .map(|d| if d.as_os_str().is_empty() { PathBuf::from(".").join(cmd) } else { d.join(cmd) })
-        .find(|p| p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".").join(cmd)
+            } else {
+                d.join(cmd)
+            }
+        })
+        .find(|p| {
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
 }
 
 /// Static executables ignore LD_PRELOAD; set-user-ID, set-group-ID and
@@ -34,7 +45,9 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
 pub fn check_program(path: &Path) -> Interposable {
     let mut path = path.to_path_buf();
     for _ in 0..4 {
-        let Ok(meta) = path.metadata() else { return Interposable::Yes };
+        let Ok(meta) = path.metadata() else {
+            return Interposable::Yes;
+        };
         if meta.mode() & (libc::S_ISUID | libc::S_ISGID) != 0 {
             return Interposable::No(format!(
                 "{} is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD",
@@ -42,14 +55,21 @@ pub fn check_program(path: &Path) -> Interposable {
             ));
         }
         if has_capabilities(&path) {
-            return Interposable::No(format!("{} has file capabilities: the loader ignores LD_PRELOAD", path.display()));
+            return Interposable::No(format!(
+                "{} has file capabilities: the loader ignores LD_PRELOAD",
+                path.display()
+            ));
         }
         let mut head = vec![0u8; 4096];
-        let n = File::open(&path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+        let n = File::open(&path)
+            .and_then(|mut f| f.read(&mut head))
+            .unwrap_or(0);
         head.truncate(n);
         if head.starts_with(b"#!") {
             let line = head[2..].split(|&b| b == b'\n').next().unwrap_or(&[]);
-            let interp = line.split(|&b| b == b' ' || b == b'\t').find(|w| !w.is_empty());
+            let interp = line
+                .split(|&b| b == b' ' || b == b'\t')
+                .find(|w| !w.is_empty());
             match interp {
                 Some(i) => path = PathBuf::from(OsStr::from_bytes(i)),
                 None => return Interposable::Yes,
@@ -68,8 +88,17 @@ pub fn check_program(path: &Path) -> Interposable {
 }
 
 fn has_capabilities(path: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
-    let r = unsafe { libc::getxattr(c.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) };
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let r = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            c"security.capability".as_ptr(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
     r > 0
 }
 

@@ -24,7 +24,10 @@ pub struct Reporter {
 
 impl Reporter {
     pub fn start(verbose: bool) -> io::Result<Reporter> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         let name = format!("syscluster-run-{}-{nanos:x}", std::process::id());
         let sock = UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes())?)?;
         sock.set_read_timeout(Some(Duration::from_millis(100)))?;
@@ -42,7 +45,14 @@ impl Reporter {
                 }
             })
         };
-        Ok(Reporter { name, sock, done, seen, verbose, thread: Some(thread) })
+        Ok(Reporter {
+            name,
+            sock,
+            done,
+            seen,
+            verbose,
+            thread: Some(thread),
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -82,7 +92,11 @@ fn show(msg: &[u8], verbose: bool, seen: &Mutex<HashSet<String>>) {
         "stats" => {}
         _ => {
             // Once per distinct report, however many processes make it.
-            if seen.lock().map(|mut s| s.insert(format!("{kind}\t{what}"))).unwrap_or(true) {
+            if seen
+                .lock()
+                .map(|mut s| s.insert(format!("{kind}\t{what}")))
+                .unwrap_or(true)
+            {
                 if verbose {
                     eprintln!("syscluster run: {comm}[{pid}]: {what}");
                 } else {

@@ -31,10 +31,17 @@ pub fn wait_pid(pid: libc::pid_t) -> io::Result<i32> {
 /// completing their pending writes.
 fn guardian_children() -> Vec<libc::pid_t> {
     let mut pids = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return pids };
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return pids;
+    };
     for t in tasks.flatten() {
-        let Ok(children) = std::fs::read_to_string(t.path().join("children")) else { continue };
-        for pid in children.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()) {
+        let Ok(children) = std::fs::read_to_string(t.path().join("children")) else {
+            continue;
+        };
+        for pid in children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<libc::pid_t>().ok())
+        {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
             if comm.trim_end() == GUARDIAN_COMM {
                 pids.push(pid);
@@ -81,7 +88,9 @@ pub fn forward_signals_to(pid: libc::pid_t) {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             if pid > 0 {
-                sa.sa_sigaction = forward as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+                sa.sa_sigaction = forward
+                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as usize;
                 sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
             } else {
                 sa.sa_sigaction = libc::SIG_DFL;
