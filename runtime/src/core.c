@@ -887,7 +887,7 @@ static void atfork_child(void)
 void sc_process_end(void)
 {
     int m = sc_mode();
-    if (m == SC_OFF)
+    if (m == SC_OFF || sc_vfork_child()) /* a vfork child's exit is not ours */
         return;
     if (m == SC_ACTIVE)
         sc_quiesce(SC_WT);
