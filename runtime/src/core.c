@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sc_global sc_g;
@@ -580,6 +581,22 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     return s;
 }
 
+/* Every 64th deferred write: has the guardian stopped beating while
+ * bytes wait?  (Only a SIGKILL aimed at it alone does that.)  Then reap it
+ * and start another, or the time bound and the SIGKILL safety are gone. */
+static void check_guardian(void)
+{
+    struct timespec ts;
+    if (G.testing_no_guardian || atomic_load(&G.g_state) != 1 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return;
+    long now = ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+    if (now - atomic_load(&G.g_beat) < 20L * G.flush_ms + 100 || !guardian_gone(G.g_pid))
+        return;
+    sc_guardian_lost();
+    sc_report("guardian", "the guardian task was killed; starting another");
+    sc_guardian_start();
+}
+
 static void wake_guardian(void)
 {
     if (atomic_load(&G.g_idle)) {
@@ -774,6 +791,8 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
             atomic_fetch_or(&G.pending, 1ULL << (s - G.slots));
             wake_guardian();
         }
+        if (sc_unlikely((s->n_writes & 63) == 0))
+            check_guardian();
         return (long)total;
     }
     return direct(fd, iov, iovcnt);

@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define G_STACK (256 * 1024)
@@ -155,6 +156,9 @@ static int guardian_main(void *arg)
         }
         struct sc_timespec ts = {half / 1000000000L, half % 1000000000L};
         sc_futex_wait(&G.g_wake, w, &ts);
+        struct sc_timespec now;
+        if (sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC_COARSE, (long)&now) == 0)
+            atomic_store(&G.g_beat, now.tv_sec * 1000L + now.tv_nsec / 1000000L);
         tick(last, &seen);
     }
     return 0;
@@ -248,4 +252,21 @@ void sc_guardian_forget(void)
     atomic_store(&G.g_state, 0);
     atomic_store(&G.g_idle, 0);
     atomic_store(&G.g_quit, 0);
+}
+
+/* The guardian died (someone killed it alone): reap it and say so; the
+ * caller starts a new one.  Returns 1. */
+int sc_guardian_lost(void)
+{
+    sc_enter();
+    sc_spin_lock(&G.g_lock);
+    if (atomic_load(&G.g_state) == 1 && G.g_pid > 0) {
+        int st;
+        sc_sys4(SYS_wait4, G.g_pid, (long)&st, __WCLONE | WNOHANG, 0);
+        G.g_pid = 0;
+        atomic_store(&G.g_state, 0);
+    }
+    sc_spin_unlock(&G.g_lock);
+    sc_leave();
+    return 1;
 }

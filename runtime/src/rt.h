@@ -83,6 +83,7 @@ struct sc_global {
     _Atomic int g_idle;
     _Atomic int g_quit;
     _Atomic int g_lock;
+    _Atomic long g_beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
     /* Inodes the process has mapped: never deferred. */
     _Atomic int map_lock;
     int n_mapped;
@@ -172,6 +173,7 @@ void sc_process_end(void) SC_HIDDEN;
 int sc_guardian_start(void) SC_HIDDEN;
 void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
+int sc_guardian_lost(void) SC_HIDDEN;
 
 /* signals.c */
 void sc_signals_init(void) SC_HIDDEN;

@@ -76,6 +76,17 @@ SYSCLUSTER_TEST_NO_GUARDIAN=1 rtbg "$T/ackwriter" "$W/ack.out" "$W/ack"; p=$!
 sleep 0.05; kill -KILL "$p"; wait "$p" 2>/dev/null
 if "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1; then bad "control: SIGKILL without the guardian lost nothing (the check cannot fail?)"; else ok "control: without the guardian SIGKILL loses records"; fi
 
+# A guardian killed on its own is replaced, and SIGKILL safety comes back.
+rtbg "$T/ackwriter" "$W/ack.out" "$W/ack"; p=$!
+sleep 0.2
+g=$(pgrep -P "$p" | head -1)
+kill -KILL "$g" 2>/dev/null
+sleep 0.5
+g2=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = syscluster-grd ] && grep -q '^State:.*[RS]' /proc/$c/status && echo "$c"; done | head -1)
+kill -KILL "$p"; wait "$p" 2>/dev/null
+if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
+else bad "guardian replacement: old $g new '$g2'"; fi
+
 # -- a reader polling the file sees each write within the time bound ---------
 if worst=$(rt "$T/tailer" "$W/tail" 10 250); then ok "tailer: each record seen within 250 ms (worst ${worst} us, bound 5 ms)"; else bad "tailer"; fi
 if SYSCLUSTER_FLUSH_MS=3000 rt "$T/tailer" "$W/tail" 3 250 >/dev/null 2>&1; then bad "control: a 3 s bound still met 250 ms"; else ok "control: with a 3 s bound the reader waits"; fi
