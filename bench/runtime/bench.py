@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark of the runtime (issue 4): each workload plain and under
-`syscluster run --coalesce-writes`, interleaved, median of N rounds; wall
+`syscluster run --coalesce-writes`, interleaved (alternating which goes first), median of N rounds; wall
 and system time as ratios measured in the same run.  Writes
 bench/results/runtime.json and the "## Runtime (issue 4)" section of
 docs/BENCHMARKS.md.
@@ -101,9 +101,14 @@ def main():
         del ref
         plain, under = [], []
         # cp is short and I/O-bound: more rounds for a stable median.
-        for _ in range(a.rounds if not argv[0] == "cp" else max(a.rounds, 11)):
-            plain.append(measure(argv, o))
-            under.append(measure(rtw + argv, o))
+        for i in range(a.rounds if not argv[0] == "cp" else max(a.rounds, 15)):
+            # Alternate which goes first, so neither always follows the other's writeback.
+            if i % 2 == 0:
+                plain.append(measure(argv, o))
+                under.append(measure(rtw + argv, o))
+            else:
+                under.append(measure(rtw + argv, o))
+                plain.append(measure(argv, o))
         med = lambda xs, i: statistics.median(x[i] for x in xs)
         r = {
             "workload": name,
@@ -141,7 +146,7 @@ def write_section(doc):
         "## Runtime (issue 4)",
         "",
         f"Each workload plain and under `{doc['runner']}` (the LD_PRELOAD runtime, writes shorter than 4096 bytes",
-        "to regular files deferred, time bound 5 ms), interleaved, median of "
+        "to regular files deferred, time bound 5 ms), interleaved (alternating which goes first), median of "
         f"{doc['results'][0]['rounds']} rounds ({doc['results'][-1]['rounds']} for cp), `sync` before each; "
         "output files compared byte for byte before timing.",
         f"Wall and system time include everything the command waits for (the supervisor and the guardian too).",
