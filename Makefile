@@ -36,7 +36,7 @@ test-rust:
 	$(CARGO) test --release --locked --workspace --no-fail-fast
 
 test-c:
-	@true
+	$(MAKE) -C runtime test
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -8,3 +8,4 @@ mod savings;
 mod report;
 mod strace_import;
 mod util;
+mod run;

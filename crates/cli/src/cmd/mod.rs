@@ -6,6 +6,7 @@ mod import;
 mod merge;
 mod record;
 mod report;
+mod run;
 mod stat;
 
 use crate::flags::{Command, NodeKeyArg};
@@ -21,6 +22,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Advise(a) => advise::run(a),
         Command::Stat(a) => stat::run(a),
+        Command::Run(a) => run::run(a),
     }
 }
 
