@@ -15,7 +15,9 @@ head = "## Advisor: estimated vs measured savings (issue 5)"
 body = f"""{head}
 
 Each corpus recommendation this machine can apply, applied as the
-recommendation says (the rewritten programs are in `tests/corpus/`), against
+recommendation says (the rewritten programs are in `tests/corpus/`; write
+coalescing also by `syscluster run --coalesce-writes` on the unchanged
+binary), against
 the advisor's estimate from a profile of the original (`strace` import) and
 a fresh `syscluster calibrate`. Times are CPU times (user + system) of the
 program, the least disturbed of 9 alternating runs each. The test fails when

@@ -75,6 +75,13 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     let cases = vec![
         Case { rule: "pread", what: "seekread → seekread_pread, 100,000 lseek+read of 512 B", before: vec![c("seekread"), data.clone(), n.clone()], after: vec![c("seekread_pread"), data.clone(), n.clone()], outputs: vec![] },
         Case { rule: "coalesce-writes", what: "write8 → write8_coalesced (64 KiB buffer), 100,000 writes of 8 B", before: vec![c("write8"), s(&out), n.clone()], after: vec![c("write8_coalesced"), s(&out), n.clone()], outputs: vec![out.clone()] },
+        Case {
+            rule: "coalesce-writes",
+            what: "write8 → the same binary under `syscluster run --coalesce-writes`, 100,000 writes of 8 B",
+            before: vec![c("write8"), s(&out), n.clone()],
+            after: vec![s(std::path::Path::new(env!("CARGO_BIN_EXE_syscluster"))), "run".into(), "--coalesce-writes".into(), "--".into(), c("write8"), s(&out), n.clone()],
+            outputs: vec![out.clone()],
+        },
         Case { rule: "copy-offload", what: "copy → copy_cfr, 40 MiB in 4 KiB blocks", before: vec![c("copy"), big.clone(), s(&out)], after: vec![c("copy_cfr"), big.clone(), s(&out)], outputs: vec![out.clone()] },
         Case { rule: "larger-block", what: "copy_block 4 KiB → 128 KiB, 40 MiB", before: vec![c("copy_block"), big.clone(), s(&out), "4096".into()], after: vec![c("copy_block"), big.clone(), s(&out), "131072".into()], outputs: vec![out.clone()] },
         Case { rule: "select-clock", what: "selecttime → selecttime_vdso, 100,000 select + gettimeofday", before: vec![c("selecttime"), n.clone()], after: vec![c("selecttime_vdso"), n.clone()], outputs: vec![] },
