@@ -12,6 +12,7 @@ use serde_json::json;
 use std::fmt::Write as _;
 use syscluster_advise::advice::Advice;
 use syscluster_advise::text::evidence_text;
+use syscluster_model::syscalls::ArgKind;
 use syscluster_model::Profile;
 
 const STYLE: &str = include_str!("html/style.css");
@@ -106,12 +107,16 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
         .value_profiles
         .iter()
         .map(|v| {
+            // Pointers and flags in hex; as text, since a script's numbers lose 64-bit values.
+            let hex = syscluster_model::syscalls::by_name(&v.syscall)
+                .and_then(|s| usize::try_from(v.position).ok().and_then(|i| s.args.get(i)))
+                .is_some_and(|a| matches!(a.kind, ArgKind::Ptr | ArgKind::Flags));
             json!({
                 "syscall": v.syscall,
                 "arg": v.arg,
                 "observations": v.observations,
                 "not_held": v.not_held,
-                "top": v.top.iter().take(6).map(|t| json!([t.value, t.share])).collect::<Vec<_>>(),
+                "top": v.top.iter().take(6).map(|t| json!([if hex && t.value > 9 { format!("{:#x}", t.value) } else { t.value.to_string() }, t.share])).collect::<Vec<_>>(),
             })
         })
         .collect();

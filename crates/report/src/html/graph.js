@@ -145,7 +145,7 @@
     const t1 = el("text", { x: b.w / 2, y: 17, "text-anchor": "middle", fill: fg, "font-weight": "600" }, g);
     t1.textContent = n.label;
     const t2 = el("text", { x: b.w / 2, y: 32, "text-anchor": "middle", fill: fg }, g);
-    t2.textContent = fmt(n.count) + " calls";
+    t2.textContent = fmt(n.count) + (n.count === 1 ? " call" : " calls");
     g.addEventListener("mousemove", (ev) => showTip(ev, `${n.label}: ${fmt(n.count)} calls (${(100 * n.count / Math.max(1, data.total)).toFixed(1)}%), ${fmt(n.errors)} errors${n.kernel_ns ? ", " + dur(n.kernel_ns) + " in the kernel" : ""}${n.callsites.length ? "\nat " + n.callsites[0].where : ""}`));
     g.addEventListener("mouseleave", hideTip);
     g.addEventListener("click", (ev) => { ev.stopPropagation(); select(n.id); });
@@ -208,6 +208,17 @@
   const home = { x: bb.x - pad, y: bb.y - pad, w: Math.max(bb.width + 2 * pad, 200), h: Math.max(bb.height + 2 * pad, 150) };
   let view = Object.assign({}, home);
   const apply = () => svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+  // Start where the calls are: if fitting the whole graph would shrink the
+  // labels below legibility, centre the busiest node at a readable scale
+  // ("fit" shows everything).
+  const r0 = svg.getBoundingClientRect();
+  const fitScale = Math.min(r0.width / home.w, r0.height / home.h);
+  if (r0.width > 0 && fitScale < 0.7) {
+    const busiest = nodes.reduce((a, b) => (b.count > a.count ? b : a));
+    const b = box.get(busiest.id);
+    const w = r0.width / 0.85, h = r0.height / 0.85;
+    view = { x: b.x + b.w / 2 - w / 2, y: b.y + b.h / 2 - h / 2, w, h };
+  }
   apply();
   const toWorld = (ev) => {
     const r = svg.getBoundingClientRect();
