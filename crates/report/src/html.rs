@@ -358,3 +358,33 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
     out.into_bytes()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syscluster_model::profile::{IoPattern, Meta, Node, NodeKey};
+
+    /// Names from the traced program (its argv, file names) cannot end the
+    /// page's script or inject markup.
+    #[test]
+    fn program_text_is_escaped_everywhere() {
+        let evil = "</script><script>alert(1)</script>\u{2028}<b>&";
+        let p = Profile {
+            format_version: 1,
+            meta: Meta { command: vec![evil.into()], total_calls: 3, ..Default::default() },
+            nodes: vec![Node { id: 0, syscall: "write".into(), nr: 1, key: NodeKey { fd: Some(3), callsite: None }, count: 3, errors: 0, kernel_ns: 0, callsites: vec![] }],
+            io_patterns: vec![IoPattern { path: evil.into(), kind: "file".into(), class: "mixed".into(), ..Default::default() }],
+            ..Default::default()
+        };
+        let page = String::from_utf8(page(&p, None)).unwrap();
+        assert!(!page.contains("<script>alert"), "injected script:\n{page}");
+        assert!(!page.contains("<b>&"), "injected markup");
+        assert_eq!(page.matches("<script").count(), 2, "the data and the graph script, nothing else");
+        assert_eq!(page.matches("</script>").count(), 2);
+        // The data still carries the name, escaped for JSON.
+        let data = page.split("<script type=\"application/json\" id=\"data\">").nth(1).unwrap().split("</script>").next().unwrap();
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["nodes"][0]["label"], "write(3)");
+        assert_eq!(v["version"], 1);
+    }
+}
