@@ -299,9 +299,10 @@ fn calibration_is_measured_cached_checked_and_used() {
     let d = tmp();
     let cache = d.path().join("cache");
     let cal_file = cache.join("syscluster/calibration.json");
+    // libmulticall's figures are tested below, once.
     let sc = || {
         let mut c = syscluster();
-        c.env("XDG_CACHE_HOME", &cache);
+        c.env("XDG_CACHE_HOME", &cache).env("SYSCLUSTER_MC_CALIBRATE", "none");
         c
     };
     // Without one, advise falls back to the profile's times and says so.
@@ -347,6 +348,26 @@ fn calibration_is_measured_cached_checked_and_used() {
     assert!(stderr(&o).contains("corrupt calibration"), "{}", stderr(&o));
     let o = run(sc().args(["advise", "-q", "--no-calibration"]).arg(&profile));
     assert!(o.status.success());
+}
+
+#[test]
+fn calibration_includes_libmulticall_backends_when_built() {
+    let mc = root().join("libmulticall/build/mc-calibrate");
+    if !mc.exists() {
+        eprintln!("SKIP: libmulticall is not built here ({} is missing)", mc.display());
+        return;
+    }
+    let d = tmp();
+    let o = run(syscluster().env("XDG_CACHE_HOME", d.path()).env_remove("SYSCLUSTER_MC_CALIBRATE").args(["calibrate", "--quick", "-q"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("libmulticall backends, measured by") && out.contains("io_uring:"), "{out}");
+    // Stored twice: verbatim in syscluster's file, and where the library reads it.
+    let c = syscluster_advise::Calibration::load(&d.path().join("syscluster/calibration.json")).unwrap().unwrap();
+    let m = c.multicall.as_ref().expect("libmulticall's figures");
+    assert_eq!(m.data["format_version"], 1);
+    assert!(d.path().join("syscluster/multicall-calibration.json").exists());
+    assert!(!syscluster_advise::calibration::MulticallDecisions::of(m).min_run.is_empty(), "{}", m.data["decisions"]);
 }
 
 #[test]

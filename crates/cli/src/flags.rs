@@ -191,8 +191,9 @@ pub struct CalibrateArgs {
     /// (scratch files are made and removed there) [default: the cache directory].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// libmulticall's mc-calibrate [default: $SYSCLUSTER_MC_CALIBRATE, or
-    /// libmulticall/build/mc-calibrate above syscluster's own directory].
+    /// libmulticall's mc-calibrate [default: $SYSCLUSTER_MC_CALIBRATE (`none`:
+    /// skip it), or libmulticall/build/mc-calibrate above syscluster's own
+    /// directory].
     #[arg(long, value_name = "PATH")]
     pub mc_calibrate: Option<PathBuf>,
     /// Print the stored calibration as JSON instead of a table.

@@ -6,15 +6,18 @@ use std::path::PathBuf;
 use syscluster_advise::calibration::{self, Calibration};
 use syscluster_advise::measure::{self, MeasureOptions};
 
-/// libmulticall's mc-calibrate: the flag, `$SYSCLUSTER_MC_CALIBRATE`, or
-/// `libmulticall/build/mc-calibrate` in a directory above syscluster's own
-/// (a source tree's `target/release/syscluster`).
+/// libmulticall's mc-calibrate: the flag, `$SYSCLUSTER_MC_CALIBRATE` (`none`
+/// or empty: do not run it), or `libmulticall/build/mc-calibrate` in a
+/// directory above syscluster's own (a source tree's
+/// `target/release/syscluster`).
 pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
     if flag.is_some() {
         return flag;
     }
-    if let Some(p) = std::env::var_os("SYSCLUSTER_MC_CALIBRATE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
+    match std::env::var_os("SYSCLUSTER_MC_CALIBRATE") {
+        Some(v) if v == "none" || v.is_empty() => return None,
+        Some(v) => return Some(PathBuf::from(v)),
+        None => {}
     }
     let exe = std::env::current_exe().ok()?;
     exe.ancestors().skip(1).take(4).map(|d| d.join("libmulticall/build/mc-calibrate")).find(|p| p.is_file())
