@@ -204,7 +204,7 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         };
         evidence.extend(f.placement_evidence(&[n.id]));
         let kind = f.kind_of(n.id);
-        let on = on_of(kind, "write");
+        let on = on_of(kind);
         let per = cost.node_call(n.id, "write", on, size.round() as u64);
         let buffer = f.opts.coalesce_buffer;
         let after_calls = ((w as f64 * size) / buffer as f64).ceil().max(1.0);
@@ -322,7 +322,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         evidence.extend(f.placement_evidence(&[l.read, l.write]));
         let (fin, fout) = (rn.key.fd.map_or("in".to_string(), |x| x.to_string()), wn.key.fd.map_or("out".to_string(), |x| x.to_string()));
-        let on_out = on_of(kout, "write");
+        let on_out = on_of(kout);
         let rd = cost.node_call(l.read, "read", "file", size);
         let wr = cost.node_call(l.write, "write", on_out, size);
 

@@ -133,12 +133,13 @@ pub fn calibrated_or(cost: &CostModel, syscall: &str, on: &str, bytes: u64, fall
     cost.call(syscall, on, bytes).map_or(fallback, |ns| Priced { ns, basis: Basis::Calibrated })
 }
 
-/// The calibration's name for the kind of object behind a node.
-pub fn on_of(kind: &str, syscall: &str) -> &'static str {
-    match (kind, syscall) {
-        ("socket", _) => "udp",
-        ("file", _) | ("unknown", _) => "file",
-        _ => "file",
+/// The calibration's name for the kind of object behind a node (a file
+/// where the profile cannot tell).
+pub fn on_of(kind: &str) -> &'static str {
+    if kind == "socket" {
+        "udp"
+    } else {
+        "file"
     }
 }
 
