@@ -35,8 +35,16 @@ fn cpu_ns(argv: &[String], outputs: &[&Path]) -> f64 {
     // SAFETY: zeroed rusage is valid; wait4 reaps the child we spawned.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(pid, child.id() as i32, "wait4: {}", std::io::Error::last_os_error());
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{argv:?} failed: status {status:#x}");
+    assert_eq!(
+        pid,
+        child.id() as i32,
+        "wait4: {}",
+        std::io::Error::last_os_error()
+    );
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{argv:?} failed: status {status:#x}"
+    );
     let t = |tv: libc::timeval| tv.tv_sec as f64 * 1e9 + tv.tv_usec as f64 * 1e3;
     t(ru.ru_utime) + t(ru.ru_stime)
 }
@@ -64,14 +72,22 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     let d = tmp();
     let cache = d.path().join("cache");
     // libmulticall's figures play no part in these estimates.
-    let o = run(syscluster().env("XDG_CACHE_HOME", &cache).env("SYSCLUSTER_MC_CALIBRATE", "none").args(["calibrate", "-q", "--samples", "15"]));
+    let o = run(syscluster()
+        .env("XDG_CACHE_HOME", &cache)
+        .env("SYSCLUSTER_MC_CALIBRATE", "none")
+        .args(["calibrate", "-q", "--samples", "15"]));
     assert!(o.status.success(), "calibrate: {}", stderr(&o));
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let c = |name: &str| s(&corpus(name));
     random_file(&d.path().join("data"), 64 * 1024);
     random_file(&d.path().join("big"), 40 << 20);
     random_file(&d.path().join("page"), 20 << 20);
-    let (data, big, page, out) = (s(&d.path().join("data")), s(&d.path().join("big")), s(&d.path().join("page")), d.path().join("out"));
+    let (data, big, page, out) = (
+        s(&d.path().join("data")),
+        s(&d.path().join("big")),
+        s(&d.path().join("page")),
+        d.path().join("out"),
+    );
     let n = "100000".to_string();
     let cases = vec![
         Case { rule: "pread", what: "seekread → seekread_pread, 100,000 lseek+read of 512 B", before: vec![c("seekread"), data.clone(), n.clone()], after: vec![c("seekread_pread"), data.clone(), n.clone()], outputs: vec![] },
@@ -95,11 +111,18 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
         std::fs::create_dir_all(&dir).unwrap();
         let argv: Vec<&str> = case.before.iter().map(|x| x.as_str()).collect();
         strace_profile(&dir, &argv);
-        let o = run(syscluster().env("XDG_CACHE_HOME", &cache).args(["advise", "-q", "--format", "json"]).arg(dir.join("strace.json")));
+        let o = run(syscluster()
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["advise", "-q", "--format", "json"])
+            .arg(dir.join("strace.json")));
         assert!(o.status.success(), "advise: {}", stderr(&o));
         let a: Advice = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(a.costs.source, "calibration");
-        let r = a.recommendations.iter().find(|r| r.rule == case.rule).unwrap_or_else(|| panic!("{}: no {} recommendation", case.what, case.rule));
+        let r = a
+            .recommendations
+            .iter()
+            .find(|r| r.rule == case.rule)
+            .unwrap_or_else(|| panic!("{}: no {} recommendation", case.what, case.rule));
         assert!(r.applicable_here);
         let estimate = r.saving.ns;
         let outputs: Vec<&Path> = case.outputs.iter().map(|p| p.as_path()).collect();
@@ -113,7 +136,15 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
                 break;
             }
         }
-        eprintln!("{}: estimated {:.1} ms, measured {:.1} ms ({:.1} → {:.1} ms), ratio {}", case.rule, estimate / 1e6, (before - after) / 1e6, before / 1e6, after / 1e6, tries.join(", "));
+        eprintln!(
+            "{}: estimated {:.1} ms, measured {:.1} ms ({:.1} → {:.1} ms), ratio {}",
+            case.rule,
+            estimate / 1e6,
+            (before - after) / 1e6,
+            before / 1e6,
+            after / 1e6,
+            tries.join(", ")
+        );
         rows.push(format!(
             "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
             case.rule,
@@ -125,10 +156,16 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
             ratio
         ));
         if !(0.5..=2.0).contains(&ratio) {
-            failures.push(format!("{}: measured/estimated = {} (tries)", case.rule, tries.join(", ")));
+            failures.push(format!(
+                "{}: measured/estimated = {} (tries)",
+                case.rule,
+                tries.join(", ")
+            ));
         }
     }
-    let cal = syscluster_advise::Calibration::load(&cache.join("syscluster/calibration.json")).unwrap().unwrap();
+    let cal = syscluster_advise::Calibration::load(&cache.join("syscluster/calibration.json"))
+        .unwrap()
+        .unwrap();
     let table = format!(
         "Measured on {} (crossing {:.0} ns, function call {:.1} ns).\n\n| rule | program, before → after | estimated saving (ms) | before (ms CPU) | after (ms CPU) | measured saving (ms) | measured / estimated |\n|---|---|---|---|---|---|---|\n{}\n",
         cal.machine,
@@ -139,5 +176,8 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::fs::write(dir.join("advise-savings.md"), &table).unwrap();
     eprintln!("{table}");
-    assert!(failures.is_empty(), "estimates off by more than 2×: {failures:?}\n{table}");
+    assert!(
+        failures.is_empty(),
+        "estimates off by more than 2×: {failures:?}\n{table}"
+    );
 }

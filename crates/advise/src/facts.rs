@@ -3,7 +3,9 @@
 //! analysis of each hot sequence and loop (data dependencies, placement of
 //! the calls in the code, backends, specialization candidates).
 
-use crate::advice::{BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate};
+use crate::advice::{
+    BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate,
+};
 use std::collections::{BTreeSet, HashMap};
 use syscluster_model::profile::{Edge, IoPattern, Location, Node, Sequence, ValueProfile};
 use syscluster_model::syscalls::{self, ArgKind};
@@ -48,30 +50,103 @@ impl Default for AdviseOptions {
 
 /// Calls that no multi-call may contain (the kernel module refuses them).
 pub const NOT_BATCHABLE: &[&str] = &[
-    "execve", "execveat", "fork", "vfork", "clone", "clone3", "exit", "exit_group", "rt_sigreturn", "ptrace", "seccomp",
+    "execve",
+    "execveat",
+    "fork",
+    "vfork",
+    "clone",
+    "clone3",
+    "exit",
+    "exit_group",
+    "rt_sigreturn",
+    "ptrace",
+    "seccomp",
 ];
 
 /// Calls that create a descriptor: a loop containing one works on a new
 /// object each time round (its arguments are computed by user code).
 pub const OPEN_LIKE: &[&str] = &[
-    "open", "openat", "openat2", "creat", "socket", "accept", "accept4", "pipe", "pipe2", "dup", "dup2", "dup3", "eventfd2", "memfd_create",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "socket",
+    "accept",
+    "accept4",
+    "pipe",
+    "pipe2",
+    "dup",
+    "dup2",
+    "dup3",
+    "eventfd2",
+    "memfd_create",
 ];
 
 /// Calls io_uring has an operation for (a multi-call of only these can run
 /// on libmulticall's uring backend).
 const URING_OPS: &[&str] = &[
-    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2", "sendto", "sendmsg",
-    "recvfrom", "recvmsg", "openat", "openat2", "close", "statx", "fsync", "fdatasync", "fallocate", "fadvise64", "madvise",
-    "accept", "accept4", "connect", "shutdown", "renameat2", "unlinkat", "mkdirat", "symlinkat", "linkat", "splice", "tee",
-    "epoll_ctl", "socket", "nanosleep", "ftruncate", "waitid", "sync_file_range",
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "sendto",
+    "sendmsg",
+    "recvfrom",
+    "recvmsg",
+    "openat",
+    "openat2",
+    "close",
+    "statx",
+    "fsync",
+    "fdatasync",
+    "fallocate",
+    "fadvise64",
+    "madvise",
+    "accept",
+    "accept4",
+    "connect",
+    "shutdown",
+    "renameat2",
+    "unlinkat",
+    "mkdirat",
+    "symlinkat",
+    "linkat",
+    "splice",
+    "tee",
+    "epoll_ctl",
+    "socket",
+    "nanosleep",
+    "ftruncate",
+    "waitid",
+    "sync_file_range",
 ];
 
 /// Calls that only take data from the program (no output buffer): a loop
 /// of these and of reads whose result feeds a later call needs no user code
 /// between its iterations.
 pub const INPUT_ONLY: &[&str] = &[
-    "write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "fsync", "fdatasync", "close", "lseek",
-    "ftruncate", "fallocate", "fadvise64", "sched_yield", "sync_file_range",
+    "write",
+    "writev",
+    "pwrite64",
+    "pwritev",
+    "pwritev2",
+    "sendto",
+    "sendmsg",
+    "fsync",
+    "fdatasync",
+    "close",
+    "lseek",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "sched_yield",
+    "sync_file_range",
 ];
 
 /// Distance between two return addresses under which the calls count as
@@ -92,11 +167,30 @@ pub struct Facts<'p> {
 
 impl<'p> Facts<'p> {
     pub fn new(p: &'p Profile, opts: AdviseOptions) -> Facts<'p> {
-        let edges = p.edges.iter().enumerate().map(|(i, e)| ((e.from, e.to), i)).collect();
-        let values = p.value_profiles.iter().map(|v| ((v.syscall.as_str(), v.position), v)).collect();
+        let edges = p
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| ((e.from, e.to), i))
+            .collect();
+        let values = p
+            .value_profiles
+            .iter()
+            .map(|v| ((v.syscall.as_str(), v.position), v))
+            .collect();
         let kmod = opts.kmod_device.exists();
-        let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map_or(true, |s| s.trim() == "0");
-        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring, multicall: None };
+        let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+            .map_or(true, |s| s.trim() == "0");
+        let mut f = Facts {
+            p,
+            opts,
+            edges,
+            values,
+            kinds: Vec::new(),
+            kmod,
+            uring,
+            multicall: None,
+        };
         f.kinds = p.nodes.iter().map(|n| f.match_io(n)).collect();
         f
     }
@@ -124,23 +218,30 @@ impl<'p> Facts<'p> {
     /// Whether a pattern of `calls` calls repeating `repeats` times is big
     /// enough to advise on.
     pub fn big_enough(&self, repeats: u64, calls: u64) -> bool {
-        repeats >= self.opts.min_repeats && calls as f64 >= self.opts.min_share * self.total() as f64
+        repeats >= self.opts.min_repeats
+            && calls as f64 >= self.opts.min_share * self.total() as f64
     }
 
     /// Share of the transitions `from → to` in which argument `arg` of
     /// `to` was `from`'s result.
     pub fn forwarded(&self, from: u32, to: u32, arg: u8) -> f64 {
         match self.edge(from, to) {
-            Some(e) if e.weight > 0 => {
-                e.result_matches.iter().find(|m| m.arg == arg).map_or(0.0, |m| m.count as f64 / e.weight as f64)
-            }
+            Some(e) if e.weight > 0 => e
+                .result_matches
+                .iter()
+                .find(|m| m.arg == arg)
+                .map_or(0.0, |m| m.count as f64 / e.weight as f64),
             _ => 0.0,
         }
     }
 
     /// The value profile of argument `arg` (a name, or "result") of `syscall`.
     pub fn values(&self, syscall: &str, arg: &str) -> Option<&'p ValueProfile> {
-        let pos = if arg == "result" { -1 } else { syscalls::by_name(syscall)?.arg_index(arg)? as i8 };
+        let pos = if arg == "result" {
+            -1
+        } else {
+            syscalls::by_name(syscall)?.arg_index(arg)? as i8
+        };
         self.values.get(&(syscall, pos)).copied()
     }
 
@@ -158,13 +259,26 @@ impl<'p> Facts<'p> {
         if v.observations == 0 {
             return None;
         }
-        Some(v.top.iter().filter(|t| pred(t.value)).map(|t| t.count).sum::<u64>() as f64 / v.observations as f64)
+        Some(
+            v.top
+                .iter()
+                .filter(|t| pred(t.value))
+                .map(|t| t.count)
+                .sum::<u64>() as f64
+                / v.observations as f64,
+        )
     }
 
     /// The mean of the held values of an argument that satisfy `pred`.
     pub fn mean_where(&self, syscall: &str, arg: &str, pred: impl Fn(i64) -> bool) -> Option<f64> {
         let v = self.values(syscall, arg)?;
-        let (sum, n) = v.top.iter().filter(|t| pred(t.value)).fold((0.0, 0u64), |(s, n), t| (s + t.value as f64 * t.count as f64, n + t.count));
+        let (sum, n) = v
+            .top
+            .iter()
+            .filter(|t| pred(t.value))
+            .fold((0.0, 0u64), |(s, n), t| {
+                (s + t.value as f64 * t.count as f64, n + t.count)
+            });
         (n > 0).then(|| sum / n as f64)
     }
 
@@ -202,11 +316,21 @@ impl<'p> Facts<'p> {
         let mut v: Vec<CodeSite> = n
             .callsites
             .iter()
-            .map(|c| CodeSite { syscall: n.syscall.clone(), location: c.location.clone(), short: c.location.short(), count: c.count })
+            .map(|c| CodeSite {
+                syscall: n.syscall.clone(),
+                location: c.location.clone(),
+                short: c.location.short(),
+                count: c.count,
+            })
             .collect();
         if v.is_empty() {
             if let Some(loc) = &n.key.callsite {
-                v.push(CodeSite { syscall: n.syscall.clone(), location: loc.clone(), short: loc.short(), count: n.count });
+                v.push(CodeSite {
+                    syscall: n.syscall.clone(),
+                    location: loc.clone(),
+                    short: loc.short(),
+                    count: n.count,
+                });
             }
         }
         v
@@ -214,25 +338,39 @@ impl<'p> Facts<'p> {
 
     fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);
-        n.key.callsite.clone().or_else(|| n.callsites.first().map(|c| c.location.clone()))
+        n.key
+            .callsite
+            .clone()
+            .or_else(|| n.callsites.first().map(|c| c.location.clone()))
     }
 
     /// Where the calls of `nodes` (in order) sit in the code.
     pub fn placement(&self, nodes: &[u32]) -> Placement {
         let sites: Option<Vec<Location>> = nodes.iter().map(|&n| self.top_site(n)).collect();
         let Some(sites) = sites else {
-            return Placement { class: "unknown".into(), functions: Vec::new(), gaps: Vec::new() };
+            return Placement {
+                class: "unknown".into(),
+                functions: Vec::new(),
+                gaps: Vec::new(),
+            };
         };
         let fname = |l: &Location| {
             let base = l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
-            format!("{}:{}", base, l.function.clone().unwrap_or_else(|| "?".into()))
+            format!(
+                "{}:{}",
+                base,
+                l.function.clone().unwrap_or_else(|| "?".into())
+            )
         };
         let functions: BTreeSet<String> = sites.iter().map(fname).collect();
         let mut gaps = Vec::new();
         let several = functions.len() > 1;
         for (i, w) in sites.windows(2).enumerate() {
             let (a, b) = (&w[0], &w[1]);
-            let (la, lb) = (format!("{} ({})", self.node(nodes[i]).syscall, a.short()), format!("{} ({})", self.node(nodes[i + 1]).syscall, b.short()));
+            let (la, lb) = (
+                format!("{} ({})", self.node(nodes[i]).syscall, a.short()),
+                format!("{} ({})", self.node(nodes[i + 1]).syscall, b.short()),
+            );
             if fname(a) != fname(b) || a.module != b.module {
                 gaps.push(format!("{la} → {lb}: in different functions (inline one into the other to cluster them)"));
             } else if a.offset.abs_diff(b.offset) > ADJACENT_BYTES {
@@ -249,7 +387,11 @@ impl<'p> Facts<'p> {
         } else {
             "one_function"
         };
-        Placement { class: class.into(), functions: functions.into_iter().collect(), gaps }
+        Placement {
+            class: class.into(),
+            functions: functions.into_iter().collect(),
+            gaps,
+        }
     }
 
     pub fn placement_evidence(&self, nodes: &[u32]) -> Option<Evidence> {
@@ -262,7 +404,10 @@ impl<'p> Facts<'p> {
         } else {
             pl.gaps.join("; ")
         };
-        Some(Evidence::Placement { class: pl.class, detail })
+        Some(Evidence::Placement {
+            class: pl.class,
+            detail,
+        })
     }
 
     /// Arguments of the calls of a sequence that carry an earlier call's
@@ -270,7 +415,11 @@ impl<'p> Facts<'p> {
     pub fn dependencies(&self, nodes: &[u32], closed: bool) -> Vec<Dependency> {
         let mut deps = Vec::new();
         let n = nodes.len();
-        let pairs = if closed && n > 1 { n } else { n.saturating_sub(1) };
+        let pairs = if closed && n > 1 {
+            n
+        } else {
+            n.saturating_sub(1)
+        };
         for i in 0..pairs {
             let (a, b) = (nodes[i], nodes[(i + 1) % n]);
             let Some(e) = self.edge(a, b) else { continue };
@@ -278,7 +427,11 @@ impl<'p> Facts<'p> {
             for m in &e.result_matches {
                 let share = m.count as f64 / e.weight.max(1) as f64;
                 // A constant argument that happens to equal the result is no dependency.
-                let constant = self.values.get(&(to_name, m.arg as i8)).and_then(|v| v.top.first()).map_or(0.0, |t| t.share);
+                let constant = self
+                    .values
+                    .get(&(to_name, m.arg as i8))
+                    .and_then(|v| v.top.first())
+                    .map_or(0.0, |t| t.share);
                 if share >= self.opts.dep_share && share > constant {
                     deps.push(Dependency {
                         from: i,
@@ -295,10 +448,14 @@ impl<'p> Facts<'p> {
         for j in 0..n {
             let bn = self.node(nodes[j]);
             let Some(fd) = bn.key.fd else { continue };
-            let Some((fd_arg, _)) = syscalls::key_fd_arg(bn.nr) else { continue };
+            let Some((fd_arg, _)) = syscalls::key_fd_arg(bn.nr) else {
+                continue;
+            };
             for i in 0..j {
                 let an = self.node(nodes[i]);
-                if !OPEN_LIKE.contains(&an.syscall.as_str()) || deps.iter().any(|d| d.to == j && d.arg as usize == fd_arg) {
+                if !OPEN_LIKE.contains(&an.syscall.as_str())
+                    || deps.iter().any(|d| d.to == j && d.arg as usize == fd_arg)
+                {
                     continue;
                 }
                 if let Some((v, share, _)) = self.dominant(&an.syscall, "result") {
@@ -327,12 +484,16 @@ impl<'p> Facts<'p> {
             if !seen.insert(n.syscall.clone()) {
                 continue;
             }
-            let Some(info) = syscalls::by_name(&n.syscall) else { continue };
+            let Some(info) = syscalls::by_name(&n.syscall) else {
+                continue;
+            };
             for (i, a) in info.args.iter().enumerate() {
                 if matches!(a.kind, ArgKind::Ptr | ArgKind::Path) {
                     continue;
                 }
-                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else { continue };
+                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else {
+                    continue;
+                };
                 let Some(t) = v.top.first() else { continue };
                 if v.observations >= self.opts.min_repeats && t.share >= self.opts.dominant_share {
                     out.push(ValueCandidate {
@@ -358,7 +519,9 @@ impl<'p> Facts<'p> {
         }
         for (j, &id) in nodes.iter().enumerate() {
             let n = self.node(id);
-            let Some(info) = syscalls::by_name(&n.syscall) else { continue };
+            let Some(info) = syscalls::by_name(&n.syscall) else {
+                continue;
+            };
             for (i, a) in info.args.iter().enumerate() {
                 if matches!(a.kind, ArgKind::Ptr | ArgKind::Path) {
                     continue;
@@ -366,10 +529,17 @@ impl<'p> Facts<'p> {
                 if deps.iter().any(|d| d.to == j && d.arg as usize == i) {
                     continue;
                 }
-                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else { continue };
+                let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else {
+                    continue;
+                };
                 let share = v.top.first().map_or(0.0, |t| t.share);
                 if share < self.opts.dominant_share {
-                    return Some(Err(format!("{}.{} changes from one call to the next (top value {:.0}%)", n.syscall, a.name, share * 100.0)));
+                    return Some(Err(format!(
+                        "{}.{} changes from one call to the next (top value {:.0}%)",
+                        n.syscall,
+                        a.name,
+                        share * 100.0
+                    )));
                 }
             }
         }
@@ -378,19 +548,38 @@ impl<'p> Facts<'p> {
 
     /// Which of libmulticall's backends can run a sequence.
     pub fn backends(&self, nodes: &[u32], closed: bool) -> Vec<BackendFit> {
-        let names: Vec<&str> = nodes.iter().map(|&n| self.node(n).syscall.as_str()).collect();
-        let forbidden: Vec<&str> = names.iter().copied().filter(|s| NOT_BATCHABLE.contains(s)).collect();
+        let names: Vec<&str> = nodes
+            .iter()
+            .map(|&n| self.node(n).syscall.as_str())
+            .collect();
+        let forbidden: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|s| NOT_BATCHABLE.contains(s))
+            .collect();
         let batchable = forbidden.is_empty();
         let no = |what: &str| format!("contains {what}, which no multi-call may run");
         let fused = self.fusions(nodes, closed);
-        let n_pairs = if closed { nodes.len() } else { nodes.len().saturating_sub(1) };
-        let not_uring: BTreeSet<&str> = names.iter().copied().filter(|s| !URING_OPS.contains(s)).collect();
+        let n_pairs = if closed {
+            nodes.len()
+        } else {
+            nodes.len().saturating_sub(1)
+        };
+        let not_uring: BTreeSet<&str> = names
+            .iter()
+            .copied()
+            .filter(|s| !URING_OPS.contains(s))
+            .collect();
         vec![
             BackendFit {
                 backend: "direct".into(),
                 can_run: batchable,
                 available: true,
-                why: if batchable { "the reference semantics: the same crossings, no saving".into() } else { no(&forbidden.join(", ")) },
+                why: if batchable {
+                    "the reference semantics: the same crossings, no saving".into()
+                } else {
+                    no(&forbidden.join(", "))
+                },
             },
             BackendFit {
                 backend: "fusion".into(),
@@ -401,8 +590,16 @@ impl<'p> Facts<'p> {
                 } else {
                     format!(
                         "fuses {}{}{}",
-                        fused.iter().map(|x| x.0.as_str()).collect::<Vec<_>>().join(", "),
-                        if fused.len() < n_pairs { "; the other calls run direct" } else { "" },
+                        fused
+                            .iter()
+                            .map(|x| x.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if fused.len() < n_pairs {
+                            "; the other calls run direct"
+                        } else {
+                            ""
+                        },
                         self.fusion_decisions(&fused)
                     )
                 },
@@ -420,7 +617,10 @@ impl<'p> Facts<'p> {
                         None => "every call has an io_uring operation (linked requests; mc-calibrate decides whether it wins)".into(),
                     }
                 } else {
-                    format!("io_uring has no operation for {}", not_uring.into_iter().collect::<Vec<_>>().join(", "))
+                    format!(
+                        "io_uring has no operation for {}",
+                        not_uring.into_iter().collect::<Vec<_>>().join(", ")
+                    )
                 },
             },
             BackendFit {
@@ -430,7 +630,10 @@ impl<'p> Facts<'p> {
                 why: match (batchable, self.kmod) {
                     (false, _) => no(&forbidden.join(", ")),
                     (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
-                    (true, false) => format!("one crossing for the whole multi-call; not on this machine (no {})", self.opts.kmod_device.display()),
+                    (true, false) => format!(
+                        "one crossing for the whole multi-call; not on this machine (no {})",
+                        self.opts.kmod_device.display()
+                    ),
                 },
             },
         ]
@@ -446,13 +649,21 @@ impl<'p> Facts<'p> {
 
     /// What libmulticall's calibration says of these fusions, if it ran.
     fn fusion_decisions(&self, fused: &[(String, String)]) -> String {
-        let Some(d) = &self.multicall else { return String::new() };
+        let Some(d) = &self.multicall else {
+            return String::new();
+        };
         let said: Vec<String> = fused
             .iter()
             .map(|(_, key)| match d.min_run.get(key) {
                 Some((0, 0)) => format!("{key} never chosen"),
                 Some((u, r)) => {
-                    let from = |n: &u64| if *n == 0 { "never".to_string() } else { format!("from runs of {n}") };
+                    let from = |n: &u64| {
+                        if *n == 0 {
+                            "never".to_string()
+                        } else {
+                            format!("from runs of {n}")
+                        }
+                    };
                     format!("{key} {} ({} with the fd registered)", from(u), from(r))
                 }
                 None => format!("{key} never chosen"),
@@ -472,8 +683,14 @@ impl<'p> Facts<'p> {
             match s {
                 "write" => out.push(("write → write (writev)".to_string(), format!("writev.{c}"))),
                 "read" => out.push(("read → read (readv)".to_string(), format!("readv.{c}"))),
-                "sendto" | "sendmsg" => out.push((format!("{s} → {s} (sendmmsg)"), "sendmmsg.dgram".to_string())),
-                "recvfrom" | "recvmsg" => out.push((format!("{s} → {s} (recvmmsg)"), "recvmmsg.dgram".to_string())),
+                "sendto" | "sendmsg" => out.push((
+                    format!("{s} → {s} (sendmmsg)"),
+                    "sendmmsg.dgram".to_string(),
+                )),
+                "recvfrom" | "recvmsg" => out.push((
+                    format!("{s} → {s} (recvmmsg)"),
+                    "recvmmsg.dgram".to_string(),
+                )),
                 _ => {}
             }
             return out;
@@ -490,8 +707,13 @@ impl<'p> Facts<'p> {
                 ("lseek", "write") if same_fd => Some(("pwrite", "pwritev.file".to_string())),
                 ("write", "write") if same_fd => Some(("writev", format!("writev.{c}"))),
                 ("read", "read") if same_fd => Some(("readv", format!("readv.{c}"))),
-                ("read", "write") if fwd => Some(("copy_file_range/sendfile/splice", "copy.file".to_string())),
-                ("read", "sendto") if fwd => Some(("read + sendmmsg (batch_send)", "batch_send.dgram".to_string())),
+                ("read", "write") if fwd => {
+                    Some(("copy_file_range/sendfile/splice", "copy.file".to_string()))
+                }
+                ("read", "sendto") if fwd => Some((
+                    "read + sendmmsg (batch_send)",
+                    "batch_send.dgram".to_string(),
+                )),
                 ("sendto", "sendto") => Some(("sendmmsg", "sendmmsg.dgram".to_string())),
                 ("recvfrom", "recvfrom") => Some(("recvmmsg", "recvmmsg.dgram".to_string())),
                 _ => None,
@@ -523,5 +745,7 @@ impl<'p> Facts<'p> {
 }
 
 pub fn arg_name(syscall: &str, i: usize) -> String {
-    syscalls::by_name(syscall).and_then(|s| s.args.get(i)).map_or(format!("arg{i}"), |a| a.name.to_string())
+    syscalls::by_name(syscall)
+        .and_then(|s| s.args.get(i))
+        .map_or(format!("arg{i}"), |a| a.name.to_string())
 }

@@ -58,13 +58,24 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             ));
             continue;
         }
-        let bases: BTreeSet<cost::Basis> = fd.saving.before.iter().chain(&fd.saving.after).map(|p| p.per_call.basis).collect();
+        let bases: BTreeSet<cost::Basis> = fd
+            .saving
+            .before
+            .iter()
+            .chain(&fd.saving.after)
+            .map(|p| p.per_call.basis)
+            .collect();
         let crossing_ns = fd.saving.crossings_removed as f64 * cost.crossing();
         let duration = p.meta.duration_ns as f64;
         let saving = Saving {
             ns,
             share_of_run: if duration > 0.0 { ns / duration } else { 0.0 },
-            bound: if fd.saving.upper_bound { "upper_bound" } else { "estimate" }.into(),
+            bound: if fd.saving.upper_bound {
+                "upper_bound"
+            } else {
+                "estimate"
+            }
+            .into(),
             calls_before: rules::Estimate::calls(&fd.saving.before),
             calls_after: rules::Estimate::calls(&fd.saving.after),
             crossings_removed: fd.saving.crossings_removed,
@@ -77,7 +88,10 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
         };
         let (before, after) = match &fd.sketch {
             Some((b, a)) => (b.clone(), a.clone()),
-            None => (rules::fill(fd.rule.before, &fd.vars), rules::fill(fd.rule.after, &fd.vars)),
+            None => (
+                rules::fill(fd.rule.before, &fd.vars),
+                rules::fill(fd.rule.after, &fd.vars),
+            ),
         };
         let mut locations = Vec::new();
         for &n in &fd.nodes {
@@ -87,11 +101,23 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             rank: 0,
             rule: fd.rule.id.into(),
             title: fd.rule.title.into(),
-            explanation: format!("{} {}", rules::fill(fd.rule.explanation, &fd.vars), fd.specifics),
+            explanation: format!(
+                "{} {}",
+                rules::fill(fd.rule.explanation, &fd.vars),
+                fd.specifics
+            ),
             before,
             after,
-            mechanism: fd.mechanism.clone().unwrap_or_else(|| fd.rule.mechanism.into()),
-            parameters: fd.vars.iter().filter(|(k, _)| !k.ends_with("_text") && *k != "call").map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            mechanism: fd
+                .mechanism
+                .clone()
+                .unwrap_or_else(|| fd.rule.mechanism.into()),
+            parameters: fd
+                .vars
+                .iter()
+                .filter(|(k, _)| !k.ends_with("_text") && *k != "call")
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
             nodes: fd.nodes.clone(),
             labels: fd.nodes.iter().map(|&n| f.label(n)).collect(),
             locations,
@@ -113,9 +139,15 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
     for (i, r) in recs.iter_mut().enumerate() {
         r.rank = i as u32 + 1;
     }
-    let sets: Vec<BTreeSet<u32>> = recs.iter().map(|r| r.nodes.iter().copied().collect()).collect();
+    let sets: Vec<BTreeSet<u32>> = recs
+        .iter()
+        .map(|r| r.nodes.iter().copied().collect())
+        .collect();
     for i in 0..recs.len() {
-        recs[i].overlaps = (0..recs.len()).filter(|&j| j != i && !sets[i].is_disjoint(&sets[j])).map(|j| j as u32 + 1).collect();
+        recs[i].overlaps = (0..recs.len())
+            .filter(|&j| j != i && !sets[i].is_disjoint(&sets[j]))
+            .map(|j| j as u32 + 1)
+            .collect();
     }
     notes.extend(profile_notes(p, cost));
     Advice {
@@ -174,7 +206,10 @@ fn profile_notes(p: &Profile, cost: &CostModel) -> Vec<String> {
         notes.push("no file was transferred to or from".into());
     }
     if p.lost_events.total > 0 {
-        notes.push(format!("{} calls were lost while recording: edge weights and savings are lower bounds", p.lost_events.total));
+        notes.push(format!(
+            "{} calls were lost while recording: edge weights and savings are lower bounds",
+            p.lost_events.total
+        ));
     }
     notes
 }

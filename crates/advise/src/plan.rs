@@ -115,7 +115,9 @@ impl Plan {
             .iter()
             .map(|r| {
                 for l in &r.locations {
-                    modules.entry(l.location.module.clone()).or_insert_with(|| module(&l.location.module));
+                    modules
+                        .entry(l.location.module.clone())
+                        .or_insert_with(|| module(&l.location.module));
                 }
                 cluster(r, a, p)
             })
@@ -123,7 +125,10 @@ impl Plan {
         Plan {
             plan_version: PLAN_VERSION,
             tool: format!("syscluster {}", env!("CARGO_PKG_VERSION")),
-            created_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            created_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
             profile: PlanProfile {
                 command: p.meta.command.clone(),
                 backend: p.meta.backend.clone(),
@@ -146,18 +151,25 @@ impl Plan {
     pub fn load(path: &Path) -> Result<Plan, String> {
         let name = path.display();
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read plan {name}: {e}"))?;
-        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
         match v.get("plan_version").and_then(|x| x.as_u64()) {
             None => return Err(format!("{name} is not a syscluster plan: no plan_version")),
             Some(n) if n != PLAN_VERSION as u64 => {
-                return Err(format!("plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"))
+                return Err(format!(
+                    "plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"
+                ))
             }
             Some(_) => {}
         }
-        let plan: Plan = serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
+        let plan: Plan =
+            serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
         for c in &plan.clusters {
             if c.calls.is_empty() {
-                return Err(format!("corrupt plan {name}: cluster {} has no calls", c.id));
+                return Err(format!(
+                    "corrupt plan {name}: cluster {} has no calls",
+                    c.id
+                ));
             }
             for call in &c.calls {
                 if let Some((arg, &k)) = call.results.iter().find(|(_, &k)| k >= c.calls.len()) {
@@ -171,9 +183,21 @@ impl Plan {
 
 fn module(path: &str) -> Module {
     match crate::elf::build_id(Path::new(path)) {
-        Ok(Some(id)) => Module { path: path.into(), build_id: Some(id), status: "ok".into() },
-        Ok(None) => Module { path: path.into(), build_id: None, status: "no_build_id".into() },
-        Err(e) => Module { path: path.into(), build_id: None, status: e },
+        Ok(Some(id)) => Module {
+            path: path.into(),
+            build_id: Some(id),
+            status: "ok".into(),
+        },
+        Ok(None) => Module {
+            path: path.into(),
+            build_id: None,
+            status: "no_build_id".into(),
+        },
+        Err(e) => Module {
+            path: path.into(),
+            build_id: None,
+            status: e,
+        },
     }
 }
 
@@ -187,7 +211,9 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
     });
     let shape = if r.nodes.len() == 1 {
         "run"
-    } else if seq.is_some_and(|s| s.kind == "loop") || p.sequences.loops.iter().any(|l| l.nodes == r.nodes) {
+    } else if seq.is_some_and(|s| s.kind == "loop")
+        || p.sequences.loops.iter().any(|l| l.nodes == r.nodes)
+    {
         "loop"
     } else {
         "sequence"
@@ -204,7 +230,11 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
             if let Some(info) = syscalls::by_name(&n.syscall) {
                 for (j, arg) in info.args.iter().enumerate() {
                     // Results refer to positions in this cluster's calls.
-                    if let Some(d) = deps.iter().find(|d| seq.is_some_and(|s| s.nodes.get(d.to) == Some(&id) && s.nodes.get(d.from).is_some()) && d.arg as usize == j) {
+                    if let Some(d) = deps.iter().find(|d| {
+                        seq.is_some_and(|s| {
+                            s.nodes.get(d.to) == Some(&id) && s.nodes.get(d.from).is_some()
+                        }) && d.arg as usize == j
+                    }) {
                         let from = seq.map(|s| s.nodes[d.from]).unwrap_or(0);
                         if let Some(k) = r.nodes.iter().position(|&x| x == from) {
                             results.insert(arg.name.to_string(), k);
@@ -214,14 +244,23 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                     if matches!(arg.kind, ArgKind::Ptr | ArgKind::Path) {
                         continue;
                     }
-                    let vp = p.value_profiles.iter().find(|v| v.syscall == n.syscall && v.position == j as i8);
+                    let vp = p
+                        .value_profiles
+                        .iter()
+                        .find(|v| v.syscall == n.syscall && v.position == j as i8);
                     if let Some(t) = vp.and_then(|v| v.top.first()).filter(|t| t.share >= 0.9) {
                         args.insert(arg.name.to_string(), t.value);
                     }
                 }
             }
             let _ = i;
-            PlanCall { syscall: n.syscall.clone(), nr: n.nr, fd: n.key.fd, args, results }
+            PlanCall {
+                syscall: n.syscall.clone(),
+                nr: n.nr,
+                fd: n.key.fd,
+                args,
+                results,
+            }
         })
         .collect();
     Cluster {

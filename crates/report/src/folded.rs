@@ -13,11 +13,13 @@ pub struct Folded;
 
 /// A frame name: no `;` (the separator) and no line breaks.
 fn frame(s: &str) -> String {
-    s.chars().map(|c| match c {
-        ';' => ':',
-        '\n' | '\r' => ' ',
-        c => c,
-    }).collect()
+    s.chars()
+        .map(|c| match c {
+            ';' => ':',
+            '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect()
 }
 
 fn base(path: &str) -> &str {
@@ -48,7 +50,11 @@ impl Reporter for Folded {
                 if c == 0 {
                     continue;
                 }
-                let key = format!("{};{};{call}", frame(base(&loc.module)), frame(&location_frame(loc)));
+                let key = format!(
+                    "{};{};{call}",
+                    frame(base(&loc.module)),
+                    frame(&location_frame(loc))
+                );
                 *stacks.entry(key).or_insert(0) += c;
                 placed += c;
             }

@@ -121,7 +121,12 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
         })
         .collect();
     let recs: Vec<_> = advice
-        .map(|a| a.recommendations.iter().map(|r| json!({"rank": r.rank, "rule": r.rule, "nodes": r.nodes})).collect())
+        .map(|a| {
+            a.recommendations
+                .iter()
+                .map(|r| json!({"rank": r.rank, "rule": r.rule, "nodes": r.nodes}))
+                .collect()
+        })
         .unwrap_or_default();
     json!({"format": "syscluster-html-data", "version": 1, "nodes": nodes, "edges": edges, "values": values, "recommendations": recs, "total": p.meta.total_calls})
 }
@@ -136,8 +141,14 @@ fn recommendations(out: &mut String, a: &Advice) {
             c.crossing_ns,
             c.function_call_ns.unwrap_or(0.0)
         ),
-        "profile" => format!("No calibration: costs from the profile's kernel times, crossing assumed {:.0} ns.", c.crossing_ns),
-        _ => format!("No calibration and no kernel times: {:.0} ns assumed per crossing.", c.crossing_ns),
+        "profile" => format!(
+            "No calibration: costs from the profile's kernel times, crossing assumed {:.0} ns.",
+            c.crossing_ns
+        ),
+        _ => format!(
+            "No calibration and no kernel times: {:.0} ns assumed per crossing.",
+            c.crossing_ns
+        ),
     };
     let _ = writeln!(out, "<p class=\"basis\">{basis}</p>");
     if a.recommendations.is_empty() {
@@ -175,26 +186,55 @@ fn recommendations(out: &mut String, a: &Advice) {
             duration(s.kernel_ns.round() as u64)
         );
         if r.locations.is_empty() {
-            let _ = writeln!(out, "<p class=\"where\">at {} <em>(no code locations in the profile)</em></p>", esc(&r.labels.join(", ")));
+            let _ = writeln!(
+                out,
+                "<p class=\"where\">at {} <em>(no code locations in the profile)</em></p>",
+                esc(&r.labels.join(", "))
+            );
         } else {
             let sites: Vec<String> = r
                 .locations
                 .iter()
-                .map(|l| format!("<code class=\"loc\">{}</code> {} ×{}", esc(&l.short), esc(&l.syscall), count(l.count)))
+                .map(|l| {
+                    format!(
+                        "<code class=\"loc\">{}</code> {} ×{}",
+                        esc(&l.short),
+                        esc(&l.syscall),
+                        count(l.count)
+                    )
+                })
                 .collect();
             let _ = writeln!(out, "<p class=\"where\">at {}</p>", sites.join(", "));
         }
-        let _ = writeln!(out, "<p class=\"how\">{}{}</p>", esc(&r.how), if r.applicable_here { "" } else { " <strong>(not on this machine)</strong>" });
+        let _ = writeln!(
+            out,
+            "<p class=\"how\">{}{}</p>",
+            esc(&r.how),
+            if r.applicable_here {
+                ""
+            } else {
+                " <strong>(not on this machine)</strong>"
+            }
+        );
         let _ = writeln!(out, "<p>{}</p>", esc(&r.explanation));
         let _ = writeln!(out, "<div class=\"sketch\"><div><h4>before</h4><pre>{}</pre></div><div><h4>after</h4><pre>{}</pre></div></div>", esc(&r.before), esc(&r.after));
         let _ = writeln!(out, "<details><summary>evidence and estimate</summary><ul>");
         for e in &r.evidence {
             let _ = writeln!(out, "<li>{}</li>", esc(&evidence_text(e)));
         }
-        let _ = writeln!(out, "</ul><p>Estimate: {}. Costs from {}.</p>", esc(&s.assumes), esc(&s.basis));
+        let _ = writeln!(
+            out,
+            "</ul><p>Estimate: {}. Costs from {}.</p>",
+            esc(&s.assumes),
+            esc(&s.basis)
+        );
         if !r.overlaps.is_empty() {
             let o: Vec<String> = r.overlaps.iter().map(|x| format!("#{x}")).collect();
-            let _ = writeln!(out, "<p>Alternatives for some of the same calls (savings do not add up): {}</p>", o.join(", "));
+            let _ = writeln!(
+                out,
+                "<p>Alternatives for some of the same calls (savings do not add up): {}</p>",
+                o.join(", ")
+            );
         }
         let _ = writeln!(out, "</details></li>");
     }
@@ -210,20 +250,54 @@ fn recommendations(out: &mut String, a: &Advice) {
 }
 
 fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
-    let _ = writeln!(out, "<section id=\"sequences\"><h2>Hot sequences and loops</h2>");
+    let _ = writeln!(
+        out,
+        "<section id=\"sequences\"><h2>Hot sequences and loops</h2>"
+    );
     if p.sequences.hot_paths.is_empty() && p.sequences.loops.is_empty() {
         let _ = writeln!(out, "<p>None: no edge repeats.</p></section>");
         return;
     }
     let _ = writeln!(out, "<table><thead><tr><th>kind</th><th>calls</th><th>runs</th><th>crossings</th><th>share</th><th>data dependencies</th><th>code</th><th>backends</th></tr></thead><tbody>");
     let analysed: Vec<_> = match a {
-        Some(a) => a.sequences.iter().map(|s| (s.kind.clone(), s.nodes.clone(), s.weight, s.crossings, s.share, Some(s))).collect(),
+        Some(a) => a
+            .sequences
+            .iter()
+            .map(|s| {
+                (
+                    s.kind.clone(),
+                    s.nodes.clone(),
+                    s.weight,
+                    s.crossings,
+                    s.share,
+                    Some(s),
+                )
+            })
+            .collect(),
         None => p
             .sequences
             .loops
             .iter()
-            .map(|s| ("loop".to_string(), s.nodes.clone(), s.weight, s.crossings, s.share, None))
-            .chain(p.sequences.hot_paths.iter().map(|s| ("hot_path".to_string(), s.nodes.clone(), s.weight, s.crossings, s.share, None)))
+            .map(|s| {
+                (
+                    "loop".to_string(),
+                    s.nodes.clone(),
+                    s.weight,
+                    s.crossings,
+                    s.share,
+                    None,
+                )
+            })
+            .chain(p.sequences.hot_paths.iter().map(|s| {
+                (
+                    "hot_path".to_string(),
+                    s.nodes.clone(),
+                    s.weight,
+                    s.crossings,
+                    s.share,
+                    None,
+                )
+            }))
             .collect(),
     };
     for (kind, nodes, weight, crossings, share, s) in analysed {
@@ -235,11 +309,30 @@ fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
             Some(s) => (
                 s.dependencies
                     .iter()
-                    .map(|d| format!("{}.{} = result of {} ({})", p.label(s.nodes[d.to]), d.arg_name, p.label(s.nodes[d.from]), percent(d.share)))
+                    .map(|d| {
+                        format!(
+                            "{}.{} = result of {} ({})",
+                            p.label(s.nodes[d.to]),
+                            d.arg_name,
+                            p.label(s.nodes[d.from]),
+                            percent(d.share)
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("; "),
                 s.placement.class.replace('_', " "),
-                s.backends.iter().filter(|b| b.can_run).map(|b| if b.available { b.backend.clone() } else { format!("{} (not here)", b.backend) }).collect::<Vec<_>>().join(", "),
+                s.backends
+                    .iter()
+                    .filter(|b| b.can_run)
+                    .map(|b| {
+                        if b.available {
+                            b.backend.clone()
+                        } else {
+                            format!("{} (not here)", b.backend)
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
             ),
             None => (String::new(), String::new(), String::new()),
         };
@@ -263,7 +356,11 @@ fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
 fn io_patterns(out: &mut String, p: &Profile) {
     let _ = writeln!(out, "<section id=\"io\"><h2>I/O patterns</h2>");
     if p.io_patterns.is_empty() {
-        let what = if p.meta.collected.io_patterns { "no file was opened, read or written" } else { "not collected by this recording" };
+        let what = if p.meta.collected.io_patterns {
+            "no file was opened, read or written"
+        } else {
+            "not collected by this recording"
+        };
         let _ = writeln!(out, "<p>None: {what}.</p></section>");
         return;
     }
@@ -271,7 +368,18 @@ fn io_patterns(out: &mut String, p: &Profile) {
     for f in &p.io_patterns {
         let mut b: Vec<_> = f.size_histogram.iter().collect();
         b.sort_by_key(|x| std::cmp::Reverse(x.reads + x.writes));
-        let sizes: Vec<String> = b.iter().take(3).map(|b| format!("{}–{}: {}", bytes(b.min), bytes(b.max), count(b.reads + b.writes))).collect();
+        let sizes: Vec<String> = b
+            .iter()
+            .take(3)
+            .map(|b| {
+                format!(
+                    "{}–{}: {}",
+                    bytes(b.min),
+                    bytes(b.max),
+                    count(b.reads + b.writes)
+                )
+            })
+            .collect();
         let _ = writeln!(
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -295,7 +403,11 @@ fn top_calls(out: &mut String, p: &Profile) {
     nodes.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
     let total = p.meta.total_calls.max(1) as f64;
     for n in nodes.iter().take(25) {
-        let k = if p.meta.collected.kernel_time { duration(n.kernel_ns) } else { "–".into() };
+        let k = if p.meta.collected.kernel_time {
+            duration(n.kernel_ns)
+        } else {
+            "–".into()
+        };
         let _ = writeln!(
             out,
             "<tr data-node=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -315,11 +427,30 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     let m = &p.meta;
     let cmd = m.command.join(" ");
     let mut out = String::new();
-    let _ = writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = writeln!(out, "<meta name=\"generator\" content=\"{}\">", esc(&format!("syscluster {} (profile format_version {})", env!("CARGO_PKG_VERSION"), p.format_version)));
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    );
+    let _ = writeln!(
+        out,
+        "<meta name=\"generator\" content=\"{}\">",
+        esc(&format!(
+            "syscluster {} (profile format_version {})",
+            env!("CARGO_PKG_VERSION"),
+            p.format_version
+        ))
+    );
     let _ = writeln!(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">");
-    let _ = writeln!(out, "<title>syscluster: {}</title>\n<style>{STYLE}</style></head><body>", esc(&cmd));
-    let _ = writeln!(out, "<header><h1>syscluster profile of <code>{}</code></h1>", esc(&cmd));
+    let _ = writeln!(
+        out,
+        "<title>syscluster: {}</title>\n<style>{STYLE}</style></head><body>",
+        esc(&cmd)
+    );
+    let _ = writeln!(
+        out,
+        "<header><h1>syscluster profile of <code>{}</code></h1>",
+        esc(&cmd)
+    );
     let _ = writeln!(
         out,
         "<p class=\"summary\">{} calls in {} process{}, {} thread{}; {} recorded with {}/{}; nodes keyed by {}.</p>",
@@ -334,7 +465,11 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
         m.node_key.as_str()
     );
     if p.lost_events.total > 0 {
-        let _ = writeln!(out, "<p class=\"warn\">{} calls were lost while recording: the graph is incomplete.</p>", count(p.lost_events.total));
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\">{} calls were lost while recording: the graph is incomplete.</p>",
+            count(p.lost_events.total)
+        );
     }
     let _ = writeln!(out, "</header><main>");
     if let Some(a) = advice {
@@ -354,7 +489,11 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     io_patterns(&mut out, p);
     top_calls(&mut out, p);
     let _ = writeln!(out, "</main>");
-    let _ = writeln!(out, "<script type=\"application/json\" id=\"data\">{}</script>", script_json(&graph_data(p, advice)));
+    let _ = writeln!(
+        out,
+        "<script type=\"application/json\" id=\"data\">{}</script>",
+        script_json(&graph_data(p, advice))
+    );
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
     out.into_bytes()
 }
@@ -371,18 +510,49 @@ mod tests {
         let evil = "</script><script>alert(1)</script>\u{2028}<b>&";
         let p = Profile {
             format_version: 1,
-            meta: Meta { command: vec![evil.into()], total_calls: 3, ..Default::default() },
-            nodes: vec![Node { id: 0, syscall: "write".into(), nr: 1, key: NodeKey { fd: Some(3), callsite: None }, count: 3, errors: 0, kernel_ns: 0, callsites: vec![] }],
-            io_patterns: vec![IoPattern { path: evil.into(), kind: "file".into(), class: "mixed".into(), ..Default::default() }],
+            meta: Meta {
+                command: vec![evil.into()],
+                total_calls: 3,
+                ..Default::default()
+            },
+            nodes: vec![Node {
+                id: 0,
+                syscall: "write".into(),
+                nr: 1,
+                key: NodeKey {
+                    fd: Some(3),
+                    callsite: None,
+                },
+                count: 3,
+                errors: 0,
+                kernel_ns: 0,
+                callsites: vec![],
+            }],
+            io_patterns: vec![IoPattern {
+                path: evil.into(),
+                kind: "file".into(),
+                class: "mixed".into(),
+                ..Default::default()
+            }],
             ..Default::default()
         };
         let page = String::from_utf8(page(&p, None)).unwrap();
         assert!(!page.contains("<script>alert"), "injected script:\n{page}");
         assert!(!page.contains("<b>&"), "injected markup");
-        assert_eq!(page.matches("<script").count(), 2, "the data and the graph script, nothing else");
+        assert_eq!(
+            page.matches("<script").count(),
+            2,
+            "the data and the graph script, nothing else"
+        );
         assert_eq!(page.matches("</script>").count(), 2);
         // The data still carries the name, escaped for JSON.
-        let data = page.split("<script type=\"application/json\" id=\"data\">").nth(1).unwrap().split("</script>").next().unwrap();
+        let data = page
+            .split("<script type=\"application/json\" id=\"data\">")
+            .nth(1)
+            .unwrap()
+            .split("</script>")
+            .next()
+            .unwrap();
         let v: serde_json::Value = serde_json::from_str(data).unwrap();
         assert_eq!(v["nodes"][0]["label"], "write(3)");
         assert_eq!(v["version"], 1);

@@ -1,7 +1,10 @@
 //! File I/O rules: pread/pwrite for seek+transfer, write coalescing, copy
 //! offload, larger blocks, reopened files, stat storms.
 
-use super::{bytes, calibrated_or, count, edge_evidence, io_evidence, on_of, pct, value_evidence, Estimate, Finding, Part, Rule};
+use super::{
+    bytes, calibrated_or, count, edge_evidence, io_evidence, on_of, pct, value_evidence, Estimate,
+    Finding, Part, Rule,
+};
 use crate::advice::Evidence;
 use crate::cost::{Basis, CostModel, Priced};
 use crate::facts::Facts;
@@ -120,16 +123,24 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         match f.share_where("lseek", "whence", |v| v == 0) {
             Some(s) if s >= 0.8 => evidence.extend(value_evidence(f, "lseek", "whence")),
             Some(_) => continue,
-            None => notes.push("the profile has no value profiles: check that these seeks are absolute (SEEK_SET)".to_string()),
+            None => notes.push(
+                "the profile has no value profiles: check that these seeks are absolute (SEEK_SET)"
+                    .to_string(),
+            ),
         }
         let arg = "count";
         let size = match f.dominant(&b.syscall, arg) {
             Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => f.mean_where(&b.syscall, arg, |v| v > 0).map_or(4096, |m| m.round() as u64),
+            _ => f
+                .mean_where(&b.syscall, arg, |v| v > 0)
+                .map_or(4096, |m| m.round() as u64),
         };
         evidence.extend(value_evidence(f, &b.syscall, arg));
         let covered = w as f64 / b.count.max(1) as f64;
-        evidence.push(Evidence::Calls { node: f.label(e.to), count: b.count });
+        evidence.push(Evidence::Calls {
+            node: f.label(e.to),
+            count: b.count,
+        });
         if covered < 0.9 {
             notes.push(format!(
                 "only {} of the {} calls of {} follow an lseek: the others use the file offset, which p{} does not move",
@@ -179,7 +190,9 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // One descriptor: the node is keyed by it, or the value profile says so.
-        let one_fd = n.key.fd.is_some() || f.dominant("write", "fd").is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
+        let one_fd = n.key.fd.is_some()
+            || f.dominant("write", "fd")
+                .is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
         let w = f.weight(n.id, n.id);
         if !one_fd || !f.big_enough(w, w) {
             continue;
@@ -198,7 +211,9 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 if let Some(io) = io {
                     evidence.push(io_evidence(io));
                 }
-                f.mean_where("write", "count", small).unwrap_or(8.0).max(1.0)
+                f.mean_where("write", "count", small)
+                    .unwrap_or(8.0)
+                    .max(1.0)
             }
             _ => continue,
         };
@@ -259,7 +274,16 @@ pub fn command(f: &Facts) -> String {
     if c.is_empty() {
         "CMD".into()
     } else {
-        c.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ")
+        c.iter()
+            .map(|a| {
+                if a.contains(' ') {
+                    format!("'{a}'")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -280,10 +304,18 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
         }
         let fwd = f.forwarded(e.from, e.to, 2);
         let back = f.weight(e.to, e.from);
-        if fwd < f.opts.dep_share || (back as f64) < 0.8 * e.weight as f64 || !f.big_enough(e.weight, 2 * e.weight) {
+        if fwd < f.opts.dep_share
+            || (back as f64) < 0.8 * e.weight as f64
+            || !f.big_enough(e.weight, 2 * e.weight)
+        {
             continue;
         }
-        v.push(CopyLoop { read: e.from, write: e.to, weight: e.weight, forwarded: fwd });
+        v.push(CopyLoop {
+            read: e.from,
+            write: e.to,
+            weight: e.weight,
+            forwarded: fwd,
+        });
     }
     v
 }
@@ -299,7 +331,10 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         let total_bytes = match f.io_of(l.read) {
             Some(io) if io.bytes_read > 0 => io.bytes_read,
             _ => {
-                let per = f.mean_where("read", "result", |v| v > 0).or_else(|| f.dominant("read", "count").map(|d| d.0 as f64)).unwrap_or(4096.0);
+                let per = f
+                    .mean_where("read", "result", |v| v > 0)
+                    .or_else(|| f.dominant("read", "count").map(|d| d.0 as f64))
+                    .unwrap_or(4096.0);
                 (per * w as f64) as u64
             }
         };
@@ -311,7 +346,13 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         let mut evidence = vec![
             edge_evidence(f, l.read, l.write),
             edge_evidence(f, l.write, l.read),
-            Evidence::ResultMatch { from: f.label(l.read), to: f.label(l.write), arg: "count".into(), count: (l.forwarded * w as f64).round() as u64, share: l.forwarded },
+            Evidence::ResultMatch {
+                from: f.label(l.read),
+                to: f.label(l.write),
+                arg: "count".into(),
+                count: (l.forwarded * w as f64).round() as u64,
+                share: l.forwarded,
+            },
         ];
         evidence.extend(value_evidence(f, "read", "count"));
         evidence.extend(super::same_buffer(f, "read", "write", "buf"));
@@ -321,19 +362,31 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             }
         }
         evidence.extend(f.placement_evidence(&[l.read, l.write]));
-        let (fin, fout) = (rn.key.fd.map_or("in".to_string(), |x| x.to_string()), wn.key.fd.map_or("out".to_string(), |x| x.to_string()));
+        let (fin, fout) = (
+            rn.key.fd.map_or("in".to_string(), |x| x.to_string()),
+            wn.key.fd.map_or("out".to_string(), |x| x.to_string()),
+        );
         let on_out = on_of(kout);
         let rd = cost.node_call(l.read, "read", "file", size);
         let wr = cost.node_call(l.write, "write", on_out, size);
 
         // copy_file_range / sendfile.
         let (call, mech) = if kout == "socket" {
-            (format!("sendfile({fout}, {fin}, NULL, 1 << 30)"), "sendfile")
+            (
+                format!("sendfile({fout}, {fin}, NULL, 1 << 30)"),
+                "sendfile",
+            )
         } else {
-            (format!("copy_file_range({fin}, NULL, {fout}, NULL, 1 << 30, 0)"), "copy_file_range")
+            (
+                format!("copy_file_range({fin}, NULL, {fout}, NULL, 1 << 30, 0)"),
+                "copy_file_range",
+            )
         };
         let chunks = total_bytes.div_ceil(1 << 30).max(1);
-        let crossing = Priced { ns: cost.crossing(), basis: Basis::Calibrated };
+        let crossing = Priced {
+            ns: cost.crossing(),
+            basis: Basis::Calibrated,
+        };
         let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
             Some(ns) if mech == "copy_file_range" => (
                 vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
@@ -371,7 +424,9 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 
         // A larger block, where the value profile shows a small fixed one.
         let block = f.opts.block_size;
-        let Some((b, share, obs)) = f.dominant("read", "count") else { continue };
+        let Some((b, share, obs)) = f.dominant("read", "count") else {
+            continue;
+        };
         if share < f.opts.dominant_share || b <= 0 || b as u64 >= block || total_bytes < 2 * block {
             continue;
         }
@@ -381,12 +436,23 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             let rd2 = calibrated_or(cost, "read", "file", block, rd);
             let wr2 = calibrated_or(cost, "write", on_out, block, wr);
             (
-                vec![Part::new(w as f64, cost.node_call(l.read, "read", "file", b)), Part::new(w as f64, cost.node_call(l.write, "write", on_out, b))],
+                vec![
+                    Part::new(w as f64, cost.node_call(l.read, "read", "file", b)),
+                    Part::new(w as f64, cost.node_call(l.write, "write", on_out, b)),
+                ],
                 vec![Part::new(w2 as f64, rd2), Part::new(w2 as f64, wr2)],
-                format!("{} moved in blocks of {} instead of {}, at the calibrated cost of each size", bytes(total_bytes), bytes(block), bytes(b)),
+                format!(
+                    "{} moved in blocks of {} instead of {}, at the calibrated cost of each size",
+                    bytes(total_bytes),
+                    bytes(block),
+                    bytes(b)
+                ),
             )
         } else {
-            let c = Priced { ns: cost.crossing(), basis: Basis::CrossingOnly };
+            let c = Priced {
+                ns: cost.crossing(),
+                basis: Basis::CrossingOnly,
+            };
             (
                 vec![Part::new(2.0 * w as f64, c)],
                 vec![Part::new(2.0 * w2 as f64, c)],
@@ -419,22 +485,42 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 }
 
 fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
-    let opens: Vec<u32> = f.p.nodes.iter().filter(|n| matches!(n.syscall.as_str(), "openat" | "open")).map(|n| n.id).collect();
+    let opens: Vec<u32> =
+        f.p.nodes
+            .iter()
+            .filter(|n| matches!(n.syscall.as_str(), "openat" | "open"))
+            .map(|n| n.id)
+            .collect();
     for io in &f.p.io_patterns {
         if io.kind != "file" || io.path.starts_with('<') || !f.big_enough(io.opens, 2 * io.opens) {
             continue;
         }
         let again = io.opens - 1;
         let pair = match cost.call("openat+close", "file", 0) {
-            Some(ns) => Priced { ns, basis: Basis::Calibrated },
+            Some(ns) => Priced {
+                ns,
+                basis: Basis::Calibrated,
+            },
             None => {
-                let o = opens.first().map_or(Priced { ns: cost.crossing(), basis: Basis::CrossingOnly }, |&id| cost.node_call(id, "openat", "file", 0));
-                Priced { ns: o.ns + cost.crossing(), basis: o.basis }
+                let o = opens.first().map_or(
+                    Priced {
+                        ns: cost.crossing(),
+                        basis: Basis::CrossingOnly,
+                    },
+                    |&id| cost.node_call(id, "openat", "file", 0),
+                );
+                Priced {
+                    ns: o.ns + cost.crossing(),
+                    basis: o.basis,
+                }
             }
         };
         let mut evidence = vec![io_evidence(io)];
         for &id in &opens {
-            evidence.push(Evidence::Calls { node: f.label(id), count: f.node(id).count });
+            evidence.push(Evidence::Calls {
+                node: f.label(id),
+                count: f.node(id).count,
+            });
         }
         out.push(Finding {
             rule: &REOPEN,
@@ -453,7 +539,9 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 after: vec![],
                 crossings_removed: 2 * again,
                 upper_bound: false,
-                assumes: "every open but the first goes, with its close; the reads stay (as preads)".into(),
+                assumes:
+                    "every open but the first goes, with its close; the reads stay (as preads)"
+                        .into(),
             },
             applicable_here: true,
             how: "by hand (the sketch)".into(),
@@ -464,7 +552,17 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 }
 
 /// Calls that look a path up.
-const PATH_STATS: &[&str] = &["stat", "lstat", "access", "faccessat", "faccessat2", "statx", "newfstatat", "readlink", "readlinkat"];
+const PATH_STATS: &[&str] = &[
+    "stat",
+    "lstat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "statx",
+    "newfstatat",
+    "readlink",
+    "readlinkat",
+];
 
 fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut nodes = Vec::new();
@@ -485,7 +583,11 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let on = "path";
-        let proxy = if n.syscall == "access" || n.syscall.starts_with("faccessat") { "access" } else { "newfstatat" };
+        let proxy = if n.syscall == "access" || n.syscall.starts_with("faccessat") {
+            "access"
+        } else {
+            "newfstatat"
+        };
         let p = cost.node_call(n.id, proxy, on, 0);
         before.push(Part::new(c, p));
         calls += c as u64;
@@ -494,7 +596,13 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     if calls < 8 * f.opts.min_repeats || (calls as f64) < 0.25 * f.total() as f64 {
         return;
     }
-    let evidence = nodes.iter().map(|&id| Evidence::Calls { node: f.label(id), count: f.node(id).count }).collect();
+    let evidence = nodes
+        .iter()
+        .map(|&id| Evidence::Calls {
+            node: f.label(id),
+            count: f.node(id).count,
+        })
+        .collect();
     out.push(Finding {
         rule: &STAT_STORM,
         nodes,

@@ -79,12 +79,20 @@ pub struct Part {
 impl Part {
     /// `calls` system calls at `per_call` each.
     pub fn new(calls: f64, per_call: Priced) -> Part {
-        Part { calls, per_call, crossings: calls }
+        Part {
+            calls,
+            per_call,
+            crossings: calls,
+        }
     }
     /// `units` priced at `per_unit` each (datagrams of a sendmmsg), made by
     /// `crossings` system calls.
     pub fn units(units: f64, per_unit: Priced, crossings: f64) -> Part {
-        Part { calls: units, per_call: per_unit, crossings }
+        Part {
+            calls: units,
+            per_call: per_unit,
+            crossings,
+        }
     }
 }
 
@@ -129,8 +137,17 @@ pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
 }
 
 /// A price from the calibration, or else `fallback`.
-pub fn calibrated_or(cost: &CostModel, syscall: &str, on: &str, bytes: u64, fallback: Priced) -> Priced {
-    cost.call(syscall, on, bytes).map_or(fallback, |ns| Priced { ns, basis: Basis::Calibrated })
+pub fn calibrated_or(
+    cost: &CostModel,
+    syscall: &str,
+    on: &str,
+    bytes: u64,
+    fallback: Priced,
+) -> Priced {
+    cost.call(syscall, on, bytes).map_or(fallback, |ns| Priced {
+        ns,
+        basis: Basis::Calibrated,
+    })
 }
 
 /// The calibration's name for the kind of object behind a node (a file
@@ -147,7 +164,9 @@ pub fn on_of(kind: &str) -> &'static str {
 /// the sequence as `r<i>`.
 pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Dependency]) -> String {
     let n = f.node(id);
-    let Some(info) = syscalls::by_name(&n.syscall) else { return format!("{}(…)", n.syscall) };
+    let Some(info) = syscalls::by_name(&n.syscall) else {
+        return format!("{}(…)", n.syscall);
+    };
     let args: Vec<String> = info
         .args
         .iter()
@@ -157,7 +176,10 @@ pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Depend
                 return format!("r{}", d.from);
             }
             match a.kind {
-                ArgKind::Fd | ArgKind::DirFd if i == syscalls::key_fd_arg(n.nr).map_or(usize::MAX, |k| k.0) && n.key.fd.is_some() => {
+                ArgKind::Fd | ArgKind::DirFd
+                    if i == syscalls::key_fd_arg(n.nr).map_or(usize::MAX, |k| k.0)
+                        && n.key.fd.is_some() =>
+                {
                     n.key.fd.unwrap_or_default().to_string()
                 }
                 ArgKind::Ptr | ArgKind::Path => a.name.to_string(),
@@ -198,7 +220,11 @@ pub fn bytes(n: u64) -> String {
         format!("{n} B")
     } else if n < 1 << 20 {
         let k = n as f64 / 1024.0;
-        if n % 1024 == 0 { format!("{k:.0} KiB") } else { format!("{k:.1} KiB") }
+        if n % 1024 == 0 {
+            format!("{k:.0} KiB")
+        } else {
+            format!("{k:.1} KiB")
+        }
     } else {
         format!("{:.1} MiB", n as f64 / 1048576.0)
     }
@@ -211,22 +237,40 @@ pub fn pct(x: f64) -> String {
 /// Evidence of a value profile's dominant value, if there is one.
 pub fn value_evidence(f: &Facts, syscall: &str, arg: &str) -> Option<Evidence> {
     let (value, share, observations) = f.dominant(syscall, arg)?;
-    Some(Evidence::Value { syscall: syscall.into(), arg: arg.into(), value, share, observations })
+    Some(Evidence::Value {
+        syscall: syscall.into(),
+        arg: arg.into(),
+        value,
+        share,
+        observations,
+    })
 }
 
 /// Where pointers were recorded: the reader's buffer is the writer's (the
 /// data goes from one call to the other through the same memory).
 pub fn same_buffer(f: &Facts, reader: &str, writer: &str, writer_arg: &str) -> Vec<Evidence> {
     match (f.dominant(reader, "buf"), f.dominant(writer, writer_arg)) {
-        (Some((a, sa, _)), Some((b, sb, _))) if a == b && a != 0 && sa >= f.opts.dominant_share && sb >= f.opts.dominant_share => {
-            [value_evidence(f, reader, "buf"), value_evidence(f, writer, writer_arg)].into_iter().flatten().collect()
+        (Some((a, sa, _)), Some((b, sb, _)))
+            if a == b && a != 0 && sa >= f.opts.dominant_share && sb >= f.opts.dominant_share =>
+        {
+            [
+                value_evidence(f, reader, "buf"),
+                value_evidence(f, writer, writer_arg),
+            ]
+            .into_iter()
+            .flatten()
+            .collect()
         }
         _ => Vec::new(),
     }
 }
 
 pub fn edge_evidence(f: &Facts, from: u32, to: u32) -> Evidence {
-    Evidence::Edge { from: f.label(from), to: f.label(to), weight: f.weight(from, to) }
+    Evidence::Edge {
+        from: f.label(from),
+        to: f.label(to),
+        weight: f.weight(from, to),
+    }
 }
 
 pub fn io_evidence(io: &syscluster_model::profile::IoPattern) -> Evidence {

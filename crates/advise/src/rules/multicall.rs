@@ -52,12 +52,17 @@ fn mc_body(f: &Facts, nodes: &[u32], deps: &[Dependency], name: &str) -> String 
             };
             if let Some(d) = deps.iter().find(|d| d.to == i && d.arg as usize == j) {
                 args.push("0".into());
-                refs.push(format!("mc_set_ref(&{name}[{i}], {j}, {});   /* {} = result of {}[{}] */", d.from, a.name, name, d.from));
+                refs.push(format!(
+                    "mc_set_ref(&{name}[{i}], {j}, {});   /* {} = result of {}[{}] */",
+                    d.from, a.name, name, d.from
+                ));
                 continue;
             }
             let key_fd = syscalls::key_fd_arg(n.nr).is_some_and(|k| k.0 == j);
             args.push(match a.kind {
-                ArgKind::Fd | ArgKind::DirFd if key_fd && n.key.fd.is_some() => n.key.fd.unwrap_or_default().to_string(),
+                ArgKind::Fd | ArgKind::DirFd if key_fd && n.key.fd.is_some() => {
+                    n.key.fd.unwrap_or_default().to_string()
+                }
                 ArgKind::Ptr | ArgKind::Path => format!("(long){}", a.name),
                 _ => match f.dominant(&n.syscall, a.name) {
                     Some((v, share, _)) if share >= f.opts.dominant_share => {
@@ -73,7 +78,11 @@ fn mc_body(f: &Facts, nodes: &[u32], deps: &[Dependency], name: &str) -> String 
                 },
             });
         }
-        s.push_str(&format!("mc_prep_syscall(&{name}[{i}], SYS_{}, {});\n", n.syscall, args.join(", ")));
+        s.push_str(&format!(
+            "mc_prep_syscall(&{name}[{i}], SYS_{}, {});\n",
+            n.syscall,
+            args.join(", ")
+        ));
         for r in refs {
             s.push_str(&r);
             s.push('\n');
@@ -84,7 +93,11 @@ fn mc_body(f: &Facts, nodes: &[u32], deps: &[Dependency], name: &str) -> String 
 }
 
 fn before_text(f: &Facts, nodes: &[u32], deps: &[Dependency], looped: bool) -> String {
-    let body: Vec<String> = nodes.iter().enumerate().map(|(i, &id)| format!("{};", call_text(f, id, i, deps))).collect();
+    let body: Vec<String> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| format!("{};", call_text(f, id, i, deps)))
+        .collect();
     if looped {
         format!("while (…) {{\n    {}\n}}", body.join("\n    "))
     } else {
@@ -95,7 +108,14 @@ fn before_text(f: &Facts, nodes: &[u32], deps: &[Dependency], looped: bool) -> S
 const READ_LIKE: &[&str] = &["read", "readv", "pread64", "preadv", "recvfrom", "recvmsg"];
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
-    let crossing = Priced { ns: cost.crossing(), basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly } };
+    let crossing = Priced {
+        ns: cost.crossing(),
+        basis: if cost.calibrated() {
+            Basis::Calibrated
+        } else {
+            Basis::CrossingOnly
+        },
+    };
     let how_kmod = |specific: &str| {
         if f.kmod {
             format!("libmulticall {specific} with the kmod backend")
@@ -112,8 +132,15 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if k < 2 || !f.big_enough(l.weight, l.weight * k as u64) {
             continue;
         }
-        let names: Vec<&str> = l.nodes.iter().map(|&n| f.node(n).syscall.as_str()).collect();
-        if names.iter().any(|s| NOT_BATCHABLE.contains(s) || OPEN_LIKE.contains(s)) {
+        let names: Vec<&str> = l
+            .nodes
+            .iter()
+            .map(|&n| f.node(n).syscall.as_str())
+            .collect();
+        if names
+            .iter()
+            .any(|s| NOT_BATCHABLE.contains(s) || OPEN_LIKE.contains(s))
+        {
             continue;
         }
         let deps = f.dependencies(&l.nodes, true);
@@ -128,7 +155,9 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             let (a, b) = (l.nodes[i], l.nodes[(i + 1) % k]);
             (0..6).any(|arg| f.forwarded(a, b, arg) >= f.opts.dep_share)
         };
-        let outputs_used = names.iter().enumerate().all(|(i, s)| INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && i + 1 < k && feeds_next(i)));
+        let outputs_used = names.iter().enumerate().all(|(i, s)| {
+            INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && i + 1 < k && feeds_next(i))
+        });
         if !outputs_used {
             continue;
         }
@@ -149,7 +178,10 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ["read", "sendto"] => "mc_read_sendto() (or mc_run_loop())",
             _ => "mc_run_loop()",
         };
-        let mut evidence = vec![Evidence::Loop { nodes: l.nodes.iter().map(|&n| f.label(n)).collect(), weight: w }];
+        let mut evidence = vec![Evidence::Loop {
+            nodes: l.nodes.iter().map(|&n| f.label(n)).collect(),
+            weight: w,
+        }];
         for d in &deps {
             let (a, b) = (l.nodes[d.from], l.nodes[d.to]);
             let e = f.edge(a, b).map_or(0, |e| e.weight);
@@ -162,7 +194,13 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             });
         }
         for v in f.specialization(&l.nodes) {
-            evidence.push(Evidence::Value { syscall: v.syscall, arg: v.arg, value: v.value, share: v.share, observations: v.observations });
+            evidence.push(Evidence::Value {
+                syscall: v.syscall,
+                arg: v.arg,
+                value: v.value,
+                share: v.share,
+                observations: v.observations,
+            });
         }
         evidence.extend(f.placement_evidence(&l.nodes));
         looped_nodes.push(l.nodes.clone());
@@ -195,10 +233,16 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if k < 2 || !f.big_enough(h.weight, h.weight * k as u64) {
             continue;
         }
-        if h.nodes.iter().any(|&n| NOT_BATCHABLE.contains(&f.node(n).syscall.as_str())) {
+        if h.nodes
+            .iter()
+            .any(|&n| NOT_BATCHABLE.contains(&f.node(n).syscall.as_str()))
+        {
             continue;
         }
-        if looped_nodes.iter().any(|l| h.nodes.iter().all(|n| l.contains(n))) {
+        if looped_nodes
+            .iter()
+            .any(|l| h.nodes.iter().all(|n| l.contains(n)))
+        {
             continue;
         }
         // A cluster runs as a whole: most calls of each of its nodes are in it.
@@ -206,7 +250,10 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // Skip a path every transition of which a specialized rewrite covers.
-        let covered = h.nodes.windows(2).all(|p| out.iter().any(|o| o.nodes.contains(&p[0]) && o.nodes.contains(&p[1])));
+        let covered = h.nodes.windows(2).all(|p| {
+            out.iter()
+                .any(|o| o.nodes.contains(&p[0]) && o.nodes.contains(&p[1]))
+        });
         if covered {
             continue;
         }
@@ -219,7 +266,11 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             "{}int k = mc_run(ctx, c, {k});\nif (k < {k}) {{ /* c[k].result is -errno: the original error handling (seed 000 fig. 7) */ }}",
             mc_body(f, &h.nodes, &deps, "c")
         );
-        let mut evidence: Vec<Evidence> = h.nodes.windows(2).map(|p| super::edge_evidence(f, p[0], p[1])).collect();
+        let mut evidence: Vec<Evidence> = h
+            .nodes
+            .windows(2)
+            .map(|p| super::edge_evidence(f, p[0], p[1]))
+            .collect();
         for d in &deps {
             let (a, b) = (h.nodes[d.from], h.nodes[d.to]);
             let e = f.edge(a, b).map_or(0, |e| e.weight);
@@ -227,7 +278,11 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 from: f.label(a),
                 to: f.label(b),
                 arg: d.arg_name.clone(),
-                count: if d.via == "result_match" { (d.share * e as f64).round() as u64 } else { 0 },
+                count: if d.via == "result_match" {
+                    (d.share * e as f64).round() as u64
+                } else {
+                    0
+                },
                 share: d.share,
             });
         }

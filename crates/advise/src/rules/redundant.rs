@@ -43,8 +43,27 @@ it with inotify when another process may).",
 const IDS: &[&str] = &["getpid", "gettid", "getuid", "geteuid", "getgid", "getegid"];
 /// Calls that change a file or what a descriptor names.
 const CHANGERS: &[&str] = &[
-    "write", "writev", "pwrite64", "pwritev", "pwritev2", "ftruncate", "fallocate", "close", "dup2", "dup3", "fchmod",
-    "fchown", "copy_file_range", "sendfile", "splice", "truncate", "rename", "renameat", "renameat2", "unlink", "unlinkat",
+    "write",
+    "writev",
+    "pwrite64",
+    "pwritev",
+    "pwritev2",
+    "ftruncate",
+    "fallocate",
+    "close",
+    "dup2",
+    "dup3",
+    "fchmod",
+    "fchown",
+    "copy_file_range",
+    "sendfile",
+    "splice",
+    "truncate",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
 ];
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
@@ -54,9 +73,19 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 }
 
 fn lseek_cur(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
-    let nodes: Vec<u32> = f.p.nodes.iter().filter(|n| n.syscall == "lseek").map(|n| n.id).collect();
+    let nodes: Vec<u32> =
+        f.p.nodes
+            .iter()
+            .filter(|n| n.syscall == "lseek")
+            .map(|n| n.id)
+            .collect();
     let total: u64 = nodes.iter().map(|&n| f.node(n).count).sum();
-    let (Some(zero), Some(cur)) = (f.share_where("lseek", "offset", |v| v == 0), f.share_where("lseek", "whence", |v| v == 1)) else { return };
+    let (Some(zero), Some(cur)) = (
+        f.share_where("lseek", "offset", |v| v == 0),
+        f.share_where("lseek", "whence", |v| v == 1),
+    ) else {
+        return;
+    };
     // At least this many calls were lseek(fd, 0, SEEK_CUR) (the shares are per argument).
     let calls = ((zero + cur - 1.0).max(0.0) * total as f64).floor() as u64;
     if !f.big_enough(calls, calls) {
@@ -68,9 +97,18 @@ fn lseek_cur(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut before = Vec::new();
     for &id in &nodes {
         let share = f.node(id).count as f64 / total.max(1) as f64;
-        let p = cost.call("lseek", "cur", 0).map_or_else(|| cost.node_call(id, "lseek", "cur", 0), |ns| Priced { ns, basis: Basis::Calibrated });
+        let p = cost.call("lseek", "cur", 0).map_or_else(
+            || cost.node_call(id, "lseek", "cur", 0),
+            |ns| Priced {
+                ns,
+                basis: Basis::Calibrated,
+            },
+        );
         before.push(Part::new(calls as f64 * share, p));
-        evidence.push(Evidence::Calls { node: f.label(id), count: f.node(id).count });
+        evidence.push(Evidence::Calls {
+            node: f.label(id),
+            count: f.node(id).count,
+        });
     }
     out.push(Finding {
         rule: &LSEEK,
@@ -97,14 +135,30 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if !IDS.contains(&n.syscall.as_str()) {
             continue;
         }
-        let owners = if n.syscall == "gettid" { f.p.meta.threads } else { f.p.meta.processes }.max(1);
+        let owners = if n.syscall == "gettid" {
+            f.p.meta.threads
+        } else {
+            f.p.meta.processes
+        }
+        .max(1);
         let extra = n.count.saturating_sub(owners);
         if !f.big_enough(extra, extra) {
             continue;
         }
-        let p = cost.call(&n.syscall, "", 0).or_else(|| cost.call("getpid", "", 0));
-        let p = p.map_or_else(|| cost.node_call(n.id, &n.syscall, "", 0), |ns| Priced { ns, basis: Basis::Calibrated });
-        let mut evidence = vec![Evidence::Calls { node: f.label(n.id), count: n.count }];
+        let p = cost
+            .call(&n.syscall, "", 0)
+            .or_else(|| cost.call("getpid", "", 0));
+        let p = p.map_or_else(
+            || cost.node_call(n.id, &n.syscall, "", 0),
+            |ns| Priced {
+                ns,
+                basis: Basis::Calibrated,
+            },
+        );
+        let mut evidence = vec![Evidence::Calls {
+            node: f.label(n.id),
+            count: n.count,
+        }];
         if f.weight(n.id, n.id) > 0 {
             evidence.push(edge_evidence(f, n.id, n.id));
         }
@@ -118,7 +172,11 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 n.syscall,
                 count(n.count),
                 owners,
-                if n.syscall == "gettid" { "threads" } else { "processes" }
+                if n.syscall == "gettid" {
+                    "threads"
+                } else {
+                    "processes"
+                }
             ),
             evidence,
             saving: Estimate {
@@ -126,7 +184,15 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 after: vec![],
                 crossings_removed: extra,
                 upper_bound: false,
-                assumes: format!("one {} per {} remains", n.syscall, if n.syscall == "gettid" { "thread" } else { "process" }),
+                assumes: format!(
+                    "one {} per {} remains",
+                    n.syscall,
+                    if n.syscall == "gettid" {
+                        "thread"
+                    } else {
+                        "process"
+                    }
+                ),
             },
             applicable_here: true,
             how: "by hand".into(),
@@ -138,21 +204,32 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 
 fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     for n in &f.p.nodes {
-        let Some(fd) = n.key.fd.filter(|&fd| fd >= 0) else { continue };
+        let Some(fd) = n.key.fd.filter(|&fd| fd >= 0) else {
+            continue;
+        };
         if !matches!(n.syscall.as_str(), "fstat" | "newfstatat" | "statx") {
             continue;
         }
         if n.syscall != "fstat" {
             // An fd-keyed newfstatat is an fstat only with AT_EMPTY_PATH.
-            let flag = if n.syscall == "statx" { "flags" } else { "flag" };
-            if f.share_where(&n.syscall, flag, |v| v & 0x1000 != 0).is_none_or(|s| s < f.opts.dominant_share) {
+            let flag = if n.syscall == "statx" {
+                "flags"
+            } else {
+                "flag"
+            };
+            if f.share_where(&n.syscall, flag, |v| v & 0x1000 != 0)
+                .is_none_or(|s| s < f.opts.dominant_share)
+            {
                 continue;
             }
         }
         // Repeats without a change of the file in between: the call follows
         // itself, or sits in a loop of calls that change nothing.
         let mut repeats = f.weight(n.id, n.id);
-        let mut evidence = vec![Evidence::Calls { node: f.label(n.id), count: n.count }];
+        let mut evidence = vec![Evidence::Calls {
+            node: f.label(n.id),
+            count: n.count,
+        }];
         if repeats > 0 {
             evidence.push(edge_evidence(f, n.id, n.id));
         }
@@ -162,23 +239,38 @@ fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             }
             let clean = l.nodes.iter().all(|&id| {
                 let m = f.node(id);
-                !OPEN_LIKE.contains(&m.syscall.as_str()) && !(CHANGERS.contains(&m.syscall.as_str()) && (m.key.fd == Some(fd) || m.key.fd.is_none()))
+                !OPEN_LIKE.contains(&m.syscall.as_str())
+                    && !(CHANGERS.contains(&m.syscall.as_str())
+                        && (m.key.fd == Some(fd) || m.key.fd.is_none()))
             });
             if clean && l.weight > repeats {
                 repeats = l.weight;
-                evidence.push(Evidence::Loop { nodes: l.nodes.iter().map(|&id| f.label(id)).collect(), weight: l.weight });
+                evidence.push(Evidence::Loop {
+                    nodes: l.nodes.iter().map(|&id| f.label(id)).collect(),
+                    weight: l.weight,
+                });
             }
         }
         if !f.big_enough(repeats, repeats) {
             continue;
         }
         evidence.extend(f.placement_evidence(&[n.id]));
-        let p = cost.call("newfstatat", "fd", 0).map_or_else(|| cost.node_call(n.id, &n.syscall, "fd", 0), |ns| Priced { ns, basis: Basis::Calibrated });
+        let p = cost.call("newfstatat", "fd", 0).map_or_else(
+            || cost.node_call(n.id, &n.syscall, "fd", 0),
+            |ns| Priced {
+                ns,
+                basis: Basis::Calibrated,
+            },
+        );
         out.push(Finding {
             rule: &FSTAT,
             nodes: vec![n.id],
             vars: vec![("fd", fd.to_string()), ("count", count(n.count))],
-            specifics: format!("Here {} ran {} times with nothing in between that changes the file.", f.label(n.id), count(repeats)),
+            specifics: format!(
+                "Here {} ran {} times with nothing in between that changes the file.",
+                f.label(n.id),
+                count(repeats)
+            ),
             evidence,
             saving: Estimate {
                 before: vec![Part::new(repeats as f64, p)],

@@ -23,7 +23,9 @@ pub(crate) struct CalibrationChoice {
 
 /// The calibration to use, if any, with its path; a line for stderr when
 /// there is none.
-pub(crate) fn calibration_for(c: &CalibrationChoice) -> Result<(Option<Calibration>, Option<String>), Failure> {
+pub(crate) fn calibration_for(
+    c: &CalibrationChoice,
+) -> Result<(Option<Calibration>, Option<String>), Failure> {
     if c.none {
         return Ok((None, None));
     }
@@ -65,7 +67,12 @@ pub(crate) fn calibration_for(c: &CalibrationChoice) -> Result<(Option<Calibrati
 }
 
 /// The advice on a profile.
-pub(crate) fn advice(profile: &Profile, cal: Option<&Calibration>, cal_path: Option<String>, opts: &AdviseOptions) -> Advice {
+pub(crate) fn advice(
+    profile: &Profile,
+    cal: Option<&Calibration>,
+    cal_path: Option<String>,
+    opts: &AdviseOptions,
+) -> Advice {
     let cost = CostModel::new(profile, cal, cal_path);
     syscluster_advise::advise(profile, &cost, opts)
 }
@@ -77,7 +84,9 @@ pub(crate) fn write_out(path: Option<&Path>, bytes: &[u8], what: &str) -> Result
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(bytes).and_then(|_| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::new(format!("cannot write the {what}: {e}"))),
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(Failure::new(format!("cannot write the {what}: {e}")))
+                }
                 _ => Ok(()),
             }
         }
@@ -86,9 +95,18 @@ pub(crate) fn write_out(path: Option<&Path>, bytes: &[u8], what: &str) -> Result
 
 pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
     let profile = Profile::load(&a.profile)?;
-    let choice = CalibrationChoice { path: a.calibration.clone(), recalibrate: a.recalibrate, none: a.no_calibration, strict: true, quiet: a.quiet };
+    let choice = CalibrationChoice {
+        path: a.calibration.clone(),
+        recalibrate: a.recalibrate,
+        none: a.no_calibration,
+        strict: true,
+        quiet: a.quiet,
+    };
     let (cal, cal_path) = calibration_for(&choice)?;
-    let opts = AdviseOptions { min_repeats: a.min_repeats.max(1), ..Default::default() };
+    let opts = AdviseOptions {
+        min_repeats: a.min_repeats.max(1),
+        ..Default::default()
+    };
     let advice = advice(&profile, cal.as_ref(), cal_path, &opts);
     let bytes = match a.format {
         AdviseFormatArg::Text => syscluster_advise::text::render(&advice).into_bytes(),
@@ -105,7 +123,11 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
         syscluster_model::profile::write_atomically(plan_path, &plan.to_json())
             .map_err(|e| Failure::new(format!("cannot write plan {}: {e}", plan_path.display())))?;
         if !a.quiet {
-            eprintln!("syscluster: plan with {} cluster(s) written to {}", plan.clusters.len(), plan_path.display());
+            eprintln!(
+                "syscluster: plan with {} cluster(s) written to {}",
+                plan.clusters.len(),
+                plan_path.display()
+            );
         }
     }
     Ok(0)

@@ -20,35 +20,64 @@ pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
         None => {}
     }
     let exe = std::env::current_exe().ok()?;
-    exe.ancestors().skip(1).take(4).map(|d| d.join("libmulticall/build/mc-calibrate")).find(|p| p.is_file())
+    exe.ancestors()
+        .skip(1)
+        .take(4)
+        .map(|d| d.join("libmulticall/build/mc-calibrate"))
+        .find(|p| p.is_file())
 }
 
 /// Measures this machine and stores the calibration at `path`.
-pub(crate) fn calibrate(path: &std::path::Path, samples: u32, dir: Option<PathBuf>, mc: Option<PathBuf>, quick: bool, quiet: bool) -> Result<Calibration, Failure> {
+pub(crate) fn calibrate(
+    path: &std::path::Path,
+    samples: u32,
+    dir: Option<PathBuf>,
+    mc: Option<PathBuf>,
+    quick: bool,
+    quiet: bool,
+) -> Result<Calibration, Failure> {
     let dir = match dir {
         Some(d) => d,
         None => {
-            let d = path.parent().map(|p| p.to_path_buf()).unwrap_or_else(std::env::temp_dir);
-            std::fs::create_dir_all(&d).map_err(|e| Failure::new(format!("cannot create {}: {e}", d.display())))?;
+            let d = path
+                .parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_else(std::env::temp_dir);
+            std::fs::create_dir_all(&d)
+                .map_err(|e| Failure::new(format!("cannot create {}: {e}", d.display())))?;
             d
         }
     };
     if !dir.is_dir() {
-        return Err(Failure::new(format!("{} is not a directory", dir.display())));
+        return Err(Failure::new(format!(
+            "{} is not a directory",
+            dir.display()
+        )));
     }
     // libmulticall's auto backend reads its own file from the same directory.
     let mc_out = path.with_file_name("multicall-calibration.json");
-    let opts = MeasureOptions { samples, dir, mc_calibrate: mc.map(|t| (t, mc_out)), mc_quick: quick, ..Default::default() };
+    let opts = MeasureOptions {
+        samples,
+        dir,
+        mc_calibrate: mc.map(|t| (t, mc_out)),
+        mc_quick: quick,
+        ..Default::default()
+    };
     if !quiet {
-        eprintln!("syscluster: calibrating this machine ({} samples per figure)…", samples);
+        eprintln!(
+            "syscluster: calibrating this machine ({} samples per figure)…",
+            samples
+        );
     }
     let mut progress = |l: &str| {
         if !quiet {
             eprintln!("  {l}");
         }
     };
-    let c = measure::measure(&opts, &mut progress).map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
-    c.save(path).map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
+    let c = measure::measure(&opts, &mut progress)
+        .map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
+    c.save(path)
+        .map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
     if !quiet {
         eprintln!("syscluster: calibration stored in {}", path.display());
     }
@@ -72,14 +101,41 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
     use std::fmt::Write as _;
     let mut o = String::new();
     let x = &c.crossing;
-    let _ = writeln!(o, "Crossing against function call (seed 000 table 1), measured on {}", c.machine);
-    let _ = writeln!(o, "  {:<28} {:>10} {:>10} {:>8}", "", "ns", "median ns", "ratio");
-    let _ = writeln!(o, "  {:<28} {:>10.1} {:>10.1} {:>7.0}×", format!("system call ({})", x.syscall), x.syscall_ns, x.syscall_median_ns, x.ratio);
-    let _ = writeln!(o, "  {:<28} {:>10.2} {:>10.2} {:>7}×", "function call", x.function_call_ns, x.function_call_median_ns, 1);
-    let _ = writeln!(o, "  (ns: the least disturbed of {} batches of {} calls)", x.samples, x.iterations);
+    let _ = writeln!(
+        o,
+        "Crossing against function call (seed 000 table 1), measured on {}",
+        c.machine
+    );
+    let _ = writeln!(
+        o,
+        "  {:<28} {:>10} {:>10} {:>8}",
+        "", "ns", "median ns", "ratio"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<28} {:>10.1} {:>10.1} {:>7.0}×",
+        format!("system call ({})", x.syscall),
+        x.syscall_ns,
+        x.syscall_median_ns,
+        x.ratio
+    );
+    let _ = writeln!(
+        o,
+        "  {:<28} {:>10.2} {:>10.2} {:>7}×",
+        "function call", x.function_call_ns, x.function_call_median_ns, 1
+    );
+    let _ = writeln!(
+        o,
+        "  (ns: the least disturbed of {} batches of {} calls)",
+        x.samples, x.iterations
+    );
     let _ = writeln!(o, "\nPer-call costs (crossing included)");
     for k in &c.costs {
-        let _ = writeln!(o, "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}", k.syscall, k.on, k.bytes, k.ns, k.what);
+        let _ = writeln!(
+            o,
+            "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}",
+            k.syscall, k.on, k.bytes, k.ns, k.what
+        );
     }
     let _ = match &c.multicall {
         Some(m) => {
