@@ -111,14 +111,17 @@ impl<'a> Tracer<'a> {
     fn report(&mut self, tid: i32, status: i32) {
         match Report::decode(status) {
             Report::Gone(status) => self.gone(tid, status),
-            Report::Seccomp => match sys::syscall_info(tid) {
-                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => self.entry(tid, nr as u32, args, ip, sp, true),
-                _ => self.resume(tid, 0),
-            },
-            Report::Syscall => match sys::syscall_info(tid) {
-                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => self.entry(tid, nr as u32, args, ip, sp, false),
+            r @ (Report::Seccomp | Report::Syscall) => match sys::syscall_info(tid) {
+                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => self.entry(tid, nr as u32, args, ip, sp, r == Report::Seccomp),
                 Ok(SyscallInfo::Exit { ret }) => self.exit(tid, ret),
-                _ => self.resume(tid, 0),
+                Ok(SyscallInfo::None) => self.resume(tid, 0),
+                Err(e) => {
+                    // ESRCH: killed in the stop, before its call ran.
+                    if e.raw_os_error() != Some(libc::ESRCH) {
+                        self.sink.builder.lost(LossCause::Unpaired, 1);
+                    }
+                    self.resume(tid, 0);
+                }
             },
             Report::NewChild => {
                 if let Ok(child) = sys::event_msg(tid) {
@@ -195,24 +198,23 @@ impl<'a> Tracer<'a> {
         };
         let call = Call { nr, args, enter_ns, callsite, has_path };
         if syscalls::never_returns(nr) {
+            self.resume(tid, 0);
             self.emit(tid, call, None);
         } else {
             self.threads.get_mut(&tid).expect("thread exists").call = Some(call);
+            self.resume(tid, 0);
         }
-        self.resume(tid, 0);
     }
 
     fn exit(&mut self, tid: i32, ret: i64) {
-        if let Some(t) = self.threads.get_mut(&tid) {
-            if let Some(call) = t.call.take() {
-                // A failed exec of the launcher (a PATH entry without the
-                // program) is not recorded; the successful one is.
-                if !t.launching {
-                    self.emit(tid, call, Some(ret));
-                }
-            }
-        }
+        // A failed exec of the launcher (a PATH entry without the program)
+        // is not recorded; the successful one is.
+        let done = self.threads.get_mut(&tid).and_then(|t| t.call.take().filter(|_| !t.launching));
+        // The program runs on while the builder takes the call.
         self.resume(tid, 0);
+        if let Some(call) = done {
+            self.emit(tid, call, Some(ret));
+        }
     }
 
     /// Thread `tid` completed an exec. If it was not the leader, it now
