@@ -111,17 +111,12 @@ fn openstat_edges_are_exact() {
         assert_eq!(r.exit, ExitStatus::Code(0));
         r.profile
     };
-    run(120); // creates the files: the runs below skip the setup phase
-    let (a, b) = (run(40), run(120));
-    assert_eq!(weight(&b, "access", "access"), 119, "{:#?}", edges(&b));
-    // The dynamic loader also opens, stats and closes before main: the loop
-    // adds exactly one to each of these edges per file.
-    for (from, to, per_file_minus) in [("openat", "newfstatat", 0), ("newfstatat", "read(3)", 0), ("read(3)", "close(3)", 0), ("close(3)", "openat", 1)] {
-        let (wa, wb) = (weight(&a, from, to), weight(&b, from, to));
-        assert_eq!(wb - wa, 80, "{from} -> {to}: {wa} with 40 files, {wb} with 120");
-        assert!(wb >= 120 - per_file_minus, "{from} -> {to}: {wb}");
-    }
-    assert_eq!(weight(&b, "read(3)", "close(3)"), 120, "the loader reads nothing it closes right after");
+    run(120); // creates the files: the run below skips the setup phase
+    let p = run(120);
+    assert_eq!(weight(&p, "access", "access"), 119, "{:#?}", edges(&p));
+    assert_eq!(weight(&p, "newfstatat(3)", "read(3)"), 120);
+    assert_eq!(weight(&p, "read(3)", "close(3)"), 120);
+    assert_eq!(weight(&p, "openat", "newfstatat(3)"), 121, "the loop's and the dynamic loader's");
 }
 
 #[test]
@@ -295,78 +290,13 @@ fn stdin_stdout_stderr_and_the_exit_status_pass_through() {
     assert_eq!(code, 128 + libc::SIGTERM);
 }
 
-/// The profile of `strace -f` of `argv`, built from strace's log with the
-/// same builder, so that node labels are computed alike. Minimal parsing:
-/// call name, integer arguments (others as 0), result.
+/// The profile of `strace -f -ttt -T` of `argv`, through the strace importer.
 fn strace_profile(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Profile {
-    use syscluster_analysis::{BuilderOptions, ProfileBuilder};
     let log = tempfile::NamedTempFile::new().unwrap();
-    let st = std::process::Command::new("strace").arg("-f").arg("-o").arg(log.path()).args(argv(args)).status().expect("strace runs");
+    let st = std::process::Command::new("strace").args(["-f", "-ttt", "-T", "-o"]).arg(log.path()).args(argv(args)).status().expect("strace runs");
     assert!(st.success());
-    let text = std::fs::read_to_string(log.path()).unwrap();
-    let mut b = ProfileBuilder::new(BuilderOptions::default());
-    let mut unfinished: BTreeMap<u32, String> = BTreeMap::new();
-    for line in text.lines() {
-        let (pid, rest) = line.split_once(' ').unwrap();
-        let pid: u32 = pid.parse().unwrap();
-        let rest = rest.trim_start();
-        let call = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
-            unfinished.insert(pid, head.to_string());
-            continue;
-        } else if let Some(tail) = rest.strip_prefix("<... ") {
-            let tail = &tail[tail.find("resumed>").unwrap() + "resumed>".len()..];
-            format!("{}{}", unfinished.remove(&pid).unwrap(), tail)
-        } else if rest.starts_with("+++") || rest.starts_with("---") {
-            continue;
-        } else {
-            rest.to_string()
-        };
-        let Some(open) = call.find('(') else { continue };
-        let Some(info) = syscluster_model::syscalls::by_name(&call[..open]) else { continue };
-        let close = call.rfind(") = ").or_else(|| call.rfind(") ")).unwrap();
-        let mut ev = syscluster_model::SyscallEvent::new(pid, pid, info.nr);
-        for (i, a) in split_args(&call[open + 1..close]).iter().take(6).enumerate() {
-            ev.args[i] = parse_int(a).unwrap_or(0);
-        }
-        let ret = call[close..].trim_start_matches(") = ").split_whitespace().next().unwrap_or("?");
-        ev.ret = if ret == "?" { None } else { parse_int(ret).map(|v| v as i64) };
-        b.event(&ev);
-    }
-    b.finish(Default::default(), &mut |_| Default::default())
-}
-
-/// Top-level arguments of an strace call line (commas inside strings,
-/// arrays, structs and calls do not split).
-fn split_args(s: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut quoted, mut escaped, mut start) = (Vec::new(), 0i32, false, false, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if quoted => escaped = true,
-            '"' => quoted = !quoted,
-            '(' | '[' | '{' if !quoted => depth += 1,
-            ')' | ']' | '}' if !quoted => depth -= 1,
-            ',' if !quoted && depth == 0 => {
-                out.push(s[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(s[start..].trim());
-    out
-}
-
-/// strace prints `int` arguments in decimal; the register holds their 32
-/// bits (so `-1` is 0xffffffff, as the recorder reads it).
-fn parse_int(s: &str) -> Option<u64> {
-    if let Some(h) = s.strip_prefix("0x") {
-        u64::from_str_radix(h, 16).ok()
-    } else if let Some(n) = s.strip_prefix('-') {
-        n.parse::<i64>().ok().map(|v| (-v) as i32 as u32 as u64)
-    } else {
-        s.parse().ok()
-    }
+    let opts = syscluster_record::strace::ImportOptions::default();
+    syscluster_record::strace::import_file(log.path(), &opts, Default::default()).unwrap().0
 }
 
 fn heavy_edges(p: &Profile) -> BTreeMap<(String, String), u64> {
@@ -385,5 +315,40 @@ fn graphs_agree_with_strace() {
         let theirs = heavy_edges(&strace_profile(args));
         assert!(ours.len() >= 2, "{ours:?}");
         assert_eq!(ours, theirs, "ptrace vs strace -f");
+    }
+}
+
+/// The 1-based line of the only line of corpus source `file` holding `text`.
+fn line_of(file: &str, text: &str) -> u32 {
+    let src = std::fs::read_to_string(corpus(file).parent().unwrap().join("..").join(file)).unwrap();
+    let hits: Vec<usize> = src.lines().enumerate().filter(|(_, l)| l.contains(text)).map(|(i, _)| i + 1).collect();
+    assert_eq!(hits.len(), 1, "{text:?} in {file}: {hits:?}");
+    hits[0] as u32
+}
+
+#[test]
+fn code_locations_are_source_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    let r = record_ptrace(&[&corpus("write8"), &output, &"200"]);
+    let p = &r.profile;
+    assert!(p.meta.collected.callsites);
+    let write = p.nodes.iter().find(|n| p.label(n.id) == "write(3)").unwrap();
+    assert_eq!(write.callsites.len(), 1, "{:?}", write.callsites);
+    let site = &write.callsites[0];
+    assert_eq!(site.count, 200);
+    assert_eq!(site.location.function.as_deref(), Some("main"));
+    assert!(site.location.file.as_deref().unwrap_or("").ends_with("write8.c"), "{:?}", site.location);
+    assert_eq!(site.location.line, Some(line_of("write8.c", "write(fd, \"01234567\", 8)")));
+    assert!(!p.lost_events.by_cause.contains_key("callsite_unknown"), "{:?}", p.lost_events);
+
+    std::fs::write(&input, vec![3u8; 5 * 4096]).unwrap();
+    let r = record_ptrace(&[&corpus("copy"), &input, &output]);
+    let p = &r.profile;
+    for (label, text) in [("read(3)", "n = read(inp"), ("write(4)", "write(out")] {
+        let node = p.nodes.iter().find(|n| p.label(n.id) == label).unwrap();
+        let program: Vec<_> = node.callsites.iter().filter(|c| c.location.file.as_deref().is_some_and(|f| f.ends_with("copy.c"))).collect();
+        assert_eq!(program.len(), 1, "{label}: {:?}", node.callsites);
+        assert_eq!(program[0].location.line, Some(line_of("copy.c", text)), "{label}");
     }
 }

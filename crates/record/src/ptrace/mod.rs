@@ -45,7 +45,14 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     let backend = |what: &str, e: io::Error| RecordError::Backend(format!("ptrace: {what}: {e}"));
     sys::seize(child.pid).map_err(|e| backend("cannot trace the command", e))?;
     stop_at_gate(child.pid).map_err(|e| backend("cannot stop the command", e))?;
-    let callsites = opts.callsites.then(callsites::Callsites::new);
+    let callsites = match opts.callsites.then(callsites::Callsites::new) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(why)) => {
+            notes.push(format!("code locations are not recorded: {why}"));
+            None
+        }
+        None => None,
+    };
     let mut tracer = tracer::Tracer::new(sink, child.pid, callsites);
     tracer.start().map_err(|e| backend("cannot resume the command", e))?;
     child.open_gate()?;

@@ -107,7 +107,7 @@ pub fn event_msg(tid: i32) -> io::Result<u64> {
 /// What PTRACE_GET_SYSCALL_INFO says about a syscall or seccomp stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyscallInfo {
-    Entry { nr: u64, args: [u64; 6], ip: u64, sp: u64 },
+    Entry { nr: u64, args: [u64; 6] },
     Exit { ret: i64 },
     /// Not in a syscall stop (the thread was resumed by a signal, …).
     None,
@@ -120,18 +120,8 @@ pub fn syscall_info(tid: i32) -> io::Result<SyscallInfo> {
     // SAFETY: `op` says which member of the union the kernel filled in.
     Ok(unsafe {
         match info.op {
-            libc::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry {
-                nr: info.u.entry.nr,
-                args: info.u.entry.args,
-                ip: info.instruction_pointer,
-                sp: info.stack_pointer,
-            },
-            libc::PTRACE_SYSCALL_INFO_SECCOMP => SyscallInfo::Entry {
-                nr: info.u.seccomp.nr,
-                args: info.u.seccomp.args,
-                ip: info.instruction_pointer,
-                sp: info.stack_pointer,
-            },
+            libc::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry { nr: info.u.entry.nr, args: info.u.entry.args },
+            libc::PTRACE_SYSCALL_INFO_SECCOMP => SyscallInfo::Entry { nr: info.u.seccomp.nr, args: info.u.seccomp.args },
             libc::PTRACE_SYSCALL_INFO_EXIT => SyscallInfo::Exit { ret: info.u.exit.sval },
             _ => SyscallInfo::None,
         }
