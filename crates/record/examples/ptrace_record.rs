@@ -14,6 +14,15 @@ fn main() {
                 eprintln!("{:>10}  {} -> {}", e.weight, p.label(e.from), p.label(e.to));
             }
             eprintln!("calls {}  lost {:?}  notes {:?}", p.meta.total_calls, p.lost_events, r.notes);
+            let cpu = |who| {
+                let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+                unsafe { libc::getrusage(who, &mut u) };
+                let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                (s(u.ru_utime), s(u.ru_stime))
+            };
+            let (tu, ts) = cpu(libc::RUSAGE_SELF);
+            let (cu, cs) = cpu(libc::RUSAGE_CHILDREN);
+            eprintln!("cpu: recorder user {tu:.3} s sys {ts:.3} s; command user {cu:.3} s sys {cs:.3} s");
             std::process::exit(r.exit.shell_code());
         }
         Err(e) => {

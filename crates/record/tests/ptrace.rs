@@ -233,6 +233,16 @@ fn a_missing_command_is_reported_without_hanging() {
 /// Records `argv` in a forked copy of this test process whose stdin, stdout
 /// and stderr are pipes; returns (stdout, stderr, exit code of the recorder).
 fn record_in_child(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8]) -> (Vec<u8>, Vec<u8>, i32) {
+    record_in_child_with(args, stdin, |_| {})
+}
+
+/// As [`record_in_child`]; `setup` runs in the child first, and `report`
+/// after recording (it may write to the child's stderr, fd 2).
+fn record_in_child_with(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8], report: fn(&Recording)) -> (Vec<u8>, Vec<u8>, i32) {
+    record_in_child_full(args, stdin, || {}, report)
+}
+
+fn record_in_child_full(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8], setup: fn(), report: fn(&Recording)) -> (Vec<u8>, Vec<u8>, i32) {
     use std::io::{Read, Write};
     use std::os::fd::FromRawFd;
     let _alone = FORKING.write().unwrap_or_else(|e| e.into_inner());
@@ -252,8 +262,12 @@ fn record_in_child(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8]) -> (Vec<u
             libc::dup2(out[1], 1);
             libc::dup2(err[1], 2);
         }
+        setup();
         let code = match record(&argv, &opts) {
-            Ok(r) => r.exit.shell_code(),
+            Ok(r) => {
+                report(&r);
+                r.exit.shell_code()
+            }
             Err(_) => 100,
         };
         unsafe { libc::_exit(code) };
@@ -351,4 +365,51 @@ fn code_locations_are_source_lines() {
         assert_eq!(program.len(), 1, "{label}: {:?}", node.callsites);
         assert_eq!(program[0].location.line, Some(line_of("copy.c", text)), "{label}");
     }
+}
+
+#[test]
+fn calls_beyond_the_table_are_recorded() {
+    // syscall(1000) has no entry in the table: ENOSYS, and a node of its own.
+    let r = record_ptrace(&[&PYTHON, &"-c", &"import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nsys.exit(0 if libc.syscall(1000) == -1 and ctypes.get_errno() == 38 else 1)"]);
+    assert_eq!(r.exit, ExitStatus::Code(0));
+    let node = r.profile.nodes.iter().find(|n| n.nr == 1000).expect("a node for call 1000");
+    assert_eq!((node.count, node.errors), (1, 1));
+}
+
+/// Makes every later seccomp() call of this process and its children fail
+/// with EPERM (as a container's policy might), allowing everything else.
+fn forbid_seccomp() {
+    use libc::{sock_filter, BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    let f = |code: u32, jt: u8, jf: u8, k: u32| sock_filter { code: code as u16, jt, jf, k };
+    let prog = [
+        f(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0), // seccomp_data.nr
+        f(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, libc::SYS_seccomp as u32),
+        f(BPF_RET | BPF_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        f(BPF_RET | BPF_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut sock_filter };
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &fprog), 0);
+    }
+}
+
+#[test]
+fn without_the_filter_every_call_is_still_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let (_, err, code) = record_in_child_full(&[&corpus("write8"), &out, &"300"], b"", forbid_seccomp, |r| {
+        use std::io::Write;
+        // To fd 2 itself: the test harness captures eprintln!.
+        let p = &r.profile;
+        let mut e = std::io::stderr();
+        let _ = writeln!(e, "write->write {} exit_group {} execve {}", weight(p, "write(3)", "write(3)"), count(p, "exit_group"), count(p, "execve"));
+        for n in &r.notes {
+            let _ = writeln!(e, "note: {n}");
+        }
+    });
+    let err = String::from_utf8_lossy(&err);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("write->write 299 exit_group 1 execve 1"), "{err}");
+    assert!(err.contains("note: the seccomp filter could not be installed"), "{err}");
 }

@@ -88,7 +88,7 @@ fn stop_at_gate(pid: i32) -> io::Result<()> {
         }
         match sys::Report::decode(status) {
             sys::Report::Attached => return Ok(()),
-            sys::Report::Gone(_) => return Err(io::Error::new(io::ErrorKind::Other, "the command ended before it started")),
+            sys::Report::Gone(_) => return Err(io::Error::other("the command ended before it started")),
             // A signal sent to the child at the gate: keep it for the program.
             sys::Report::Signal(sig) => sys::resume(pid, sys::Resume::Cont, sig)?,
             _ => sys::resume(pid, sys::Resume::Cont, 0)?,

@@ -5,12 +5,9 @@
 //! The program is built in the recorder and installed by the child between
 //! the launch gate and `exec`, where only async-signal-safe calls may be made.
 
+use super::sys::AUDIT_ARCH_X86_64;
 use std::io;
 use std::mem::offset_of;
-
-/// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE):
-/// the `arch` of calls made through the 64-bit entry (x32 included).
-const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
 
 fn stmt(code: u32, k: u32) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt: 0, jf: 0, k }

@@ -104,6 +104,14 @@ pub fn event_msg(tid: i32) -> io::Result<u64> {
     Ok(msg as u64)
 }
 
+/// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE):
+/// the `arch` of calls made through the 64-bit entry (x32 included).
+pub const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+
+/// Added to the number of a call made through the i386 entry (`int 0x80`
+/// in a 64-bit program), whose numbers are another table's.
+pub const I386_CALL: u64 = 0x8000_0000;
+
 /// What PTRACE_GET_SYSCALL_INFO says about a syscall or seccomp stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyscallInfo {
@@ -118,10 +126,11 @@ pub fn syscall_info(tid: i32) -> io::Result<SyscallInfo> {
     let size = std::mem::size_of::<libc::ptrace_syscall_info>();
     check(unsafe { libc::ptrace(libc::PTRACE_GET_SYSCALL_INFO, tid, size, &mut info as *mut libc::ptrace_syscall_info) })?;
     // SAFETY: `op` says which member of the union the kernel filled in.
+    let abi = if info.arch == AUDIT_ARCH_X86_64 { 0 } else { I386_CALL };
     Ok(unsafe {
         match info.op {
-            libc::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry { nr: info.u.entry.nr, args: info.u.entry.args },
-            libc::PTRACE_SYSCALL_INFO_SECCOMP => SyscallInfo::Entry { nr: info.u.seccomp.nr, args: info.u.seccomp.args },
+            libc::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry { nr: info.u.entry.nr | abi, args: info.u.entry.args },
+            libc::PTRACE_SYSCALL_INFO_SECCOMP => SyscallInfo::Entry { nr: info.u.seccomp.nr | abi, args: info.u.seccomp.args },
             libc::PTRACE_SYSCALL_INFO_EXIT => SyscallInfo::Exit { ret: info.u.exit.sval },
             _ => SyscallInfo::None,
         }
