@@ -367,6 +367,18 @@ fn code_locations_are_source_lines() {
         assert_eq!(program.len(), 1, "{label}: {:?}", node.callsites);
         assert_eq!(program[0].location.line, Some(line_of("copy.c", text)), "{label}");
     }
+
+    // execl's frame keeps its CFA in rbp (a variable-length argv array):
+    // the walk from the child's execve needs rbp.
+    let r = record_ptrace(&[&corpus("forkexec"), &output, &"3"]);
+    let p = &r.profile;
+    let execve = p.nodes.iter().find(|n| n.syscall == "execve").unwrap();
+    assert_eq!(execve.count, 2);
+    assert_eq!(execve.callsites.len(), 1, "the launcher's exec has no location: {:?}", execve.callsites);
+    let loc = &execve.callsites[0].location;
+    assert!(loc.file.as_deref().is_some_and(|f| f.ends_with("forkexec.c")), "{loc:?}");
+    assert_eq!(loc.line, Some(line_of("forkexec.c", "execl(prog")));
+    assert!(!p.lost_events.by_cause.contains_key("callsite_unknown"), "{:?}", p.lost_events);
 }
 
 #[test]

@@ -36,20 +36,19 @@ impl Callsites {
     }
 
     /// The code location of the call thread `tid` of process `pid` is
-    /// stopped at. Unwinds that fail are counted as losses; calls that libc
-    /// or the loader made on their own (the stack ends there) have none.
-    pub fn find(&mut self, pid: u32, tid: i32, modules: &mut Modules, builder: &mut ProfileBuilder) -> Option<CodeAddr> {
-        let regs = match sys::regs(tid) {
-            Ok(r) => Regs { ip: r.rip, sp: r.rsp, bp: r.rbp },
-            Err(_) => {
-                builder.lost(LossCause::CallsiteUnknown, 1);
-                return None;
-            }
-        };
+    /// stopped at, with instruction and stack pointers `ip` and `sp`.
+    /// Unwinds that fail are counted as losses; calls that libc or the
+    /// loader made on their own (the stack ends there) have none.
+    ///
+    /// `rbp` matters only in frames whose CFA is rbp-based, rare in libc:
+    /// the first walk runs without it (as 0, so that any use reads the
+    /// unmapped page 0 and fails) and only then are all registers fetched.
+    pub fn find(&mut self, pid: u32, tid: i32, ip: u64, sp: u64, modules: &mut Modules, builder: &mut ProfileBuilder) -> Option<CodeAddr> {
         let p = self.procs.entry(pid).or_insert_with(|| Process { maps: Vec::new(), modules: Vec::new(), stale: true, mem: ProcessMemory::new(pid) });
         // The tracee ran since the last unwind: nothing read then holds.
         p.mem.invalidate();
-        let mut fresh = false;
+        let mut regs = Regs { ip, sp, bp: 0 };
+        let (mut fresh, mut full_regs) = (false, false);
         loop {
             if p.stale {
                 p.maps = read_maps(pid).unwrap_or_default();
@@ -73,13 +72,19 @@ impl Callsites {
                     return Some(CodeAddr { module, offset });
                 }
                 Err(Unwound::NoMapping { .. }) if !fresh => p.stale = true,
+                Err(Unwound::Unreadable { .. }) if !full_regs => match sys::regs(tid) {
+                    Ok(r) => {
+                        regs.bp = r.rbp;
+                        full_regs = true;
+                    }
+                    Err(_) => break,
+                },
                 Err(Unwound::Outermost { .. }) => return None,
-                Err(_) => {
-                    builder.lost(LossCause::CallsiteUnknown, 1);
-                    return None;
-                }
+                Err(_) => break,
             }
         }
+        builder.lost(LossCause::CallsiteUnknown, 1);
+        None
     }
 
     /// Call `nr` with `args` of process `pid` returned `ret`: note whether

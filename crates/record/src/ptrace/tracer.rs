@@ -112,7 +112,7 @@ impl<'a> Tracer<'a> {
         match Report::decode(status) {
             Report::Gone(status) => self.gone(tid, status),
             r @ (Report::Seccomp | Report::Syscall) => match sys::syscall_info(tid) {
-                Ok(SyscallInfo::Entry { nr, args }) => self.entry(tid, nr as u32, args, r == Report::Seccomp),
+                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => self.entry(tid, nr as u32, args, ip, sp, r == Report::Seccomp),
                 Ok(SyscallInfo::Exit { ret }) => self.exit(tid, ret),
                 Ok(SyscallInfo::None) => self.resume(tid, 0),
                 Err(e) => {
@@ -162,7 +162,7 @@ impl<'a> Tracer<'a> {
         let _ = sys::resume(tid, how, sig);
     }
 
-    fn entry(&mut self, tid: i32, nr: u32, args: [u64; 6], seccomp: bool) {
+    fn entry(&mut self, tid: i32, nr: u32, args: [u64; 6], ip: u64, sp: u64, seccomp: bool) {
         let enter_ns = sys::now_ns();
         let t = self.thread(tid, false);
         let launching = t.launching;
@@ -193,7 +193,7 @@ impl<'a> Tracer<'a> {
         };
         // The launcher's own exec is not the program's code.
         let callsite = match &mut self.callsites {
-            Some(c) if !launching => c.find(pid, tid, &mut self.sink.modules, &mut self.sink.builder),
+            Some(c) if !launching => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
             _ => None,
         };
         let call = Call { nr, args, enter_ns, callsite, has_path };
