@@ -159,7 +159,8 @@ fn vfork_children_are_followed() {
     // posix_spawn is clone3(CLONE_VM | CLONE_VFORK): a vfork event.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let script = "import os, sys\npid = os.posix_spawn(sys.argv[1], ['write8', sys.argv[2], '250'], {})\nsys.exit(os.waitpid(pid, 0)[1] >> 8)";
+    let script =
+        "import os, sys\npid = os.posix_spawn(sys.argv[1], ['write8', sys.argv[2], '250'], {})\nsys.exit(os.waitpid(pid, 0)[1] >> 8)";
     let r = record_ptrace(&[&PYTHON, &"-c", &script, &corpus("write8"), &out]);
     assert_eq!(r.exit, ExitStatus::Code(0));
     assert_eq!(weight(&r.profile, "write(3)", "write(3)"), 249, "{:#?}", edges(&r.profile));
@@ -242,7 +243,12 @@ fn record_in_child_with(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8], repo
     record_in_child_full(args, stdin, || {}, report)
 }
 
-fn record_in_child_full(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8], setup: fn(), report: fn(&Recording)) -> (Vec<u8>, Vec<u8>, i32) {
+fn record_in_child_full(
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+    stdin: &[u8],
+    setup: fn(),
+    report: fn(&Recording),
+) -> (Vec<u8>, Vec<u8>, i32) {
     use std::io::{Read, Write};
     use std::os::fd::FromRawFd;
     let _alone = FORKING.write().unwrap_or_else(|e| e.into_inner());
@@ -307,7 +313,12 @@ fn stdin_stdout_stderr_and_the_exit_status_pass_through() {
 /// The profile of `strace -f -ttt -T` of `argv`, through the strace importer.
 fn strace_profile(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Profile {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let st = std::process::Command::new("strace").args(["-f", "-ttt", "-T", "-o"]).arg(log.path()).args(argv(args)).status().expect("strace runs");
+    let st = std::process::Command::new("strace")
+        .args(["-f", "-ttt", "-T", "-o"])
+        .arg(log.path())
+        .args(argv(args))
+        .status()
+        .expect("strace runs");
     assert!(st.success());
     let opts = syscluster_record::strace::ImportOptions::default();
     syscluster_record::strace::import_file(log.path(), &opts, Default::default()).unwrap().0
@@ -417,7 +428,13 @@ fn without_the_filter_every_call_is_still_recorded() {
         // To fd 2 itself: the test harness captures eprintln!.
         let p = &r.profile;
         let mut e = std::io::stderr();
-        let _ = writeln!(e, "write->write {} exit_group {} execve {}", weight(p, "write(3)", "write(3)"), count(p, "exit_group"), count(p, "execve"));
+        let _ = writeln!(
+            e,
+            "write->write {} exit_group {} execve {}",
+            weight(p, "write(3)", "write(3)"),
+            count(p, "exit_group"),
+            count(p, "execve")
+        );
         for n in &r.notes {
             let _ = writeln!(e, "note: {n}");
         }

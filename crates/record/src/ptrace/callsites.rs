@@ -44,7 +44,12 @@ impl Callsites {
     /// the first walk runs without it (as 0, so that any use reads the
     /// unmapped page 0 and fails) and only then are all registers fetched.
     pub fn find(&mut self, pid: u32, tid: i32, ip: u64, sp: u64, modules: &mut Modules, builder: &mut ProfileBuilder) -> Option<CodeAddr> {
-        let p = self.procs.entry(pid).or_insert_with(|| Process { maps: Vec::new(), modules: Vec::new(), stale: true, mem: ProcessMemory::new(pid) });
+        let p = self.procs.entry(pid).or_insert_with(|| Process {
+            maps: Vec::new(),
+            modules: Vec::new(),
+            stale: true,
+            mem: ProcessMemory::new(pid),
+        });
         // The tracee ran since the last unwind: nothing read then holds.
         p.mem.invalidate();
         let mut regs = Regs { ip, sp, bp: 0 };

@@ -55,7 +55,14 @@ mod tests {
         // Two pages, the second unmapped: a string that ends on the first
         // page's last byte must still be read whole.
         let base = unsafe {
-            libc::mmap(std::ptr::null_mut(), 2 * PAGE as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * PAGE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         assert_ne!(base, libc::MAP_FAILED);
         unsafe { libc::munmap((base as usize + PAGE as usize) as *mut _, PAGE as usize) };

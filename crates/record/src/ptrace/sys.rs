@@ -116,8 +116,15 @@ pub const I386_CALL: u64 = 0x8000_0000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyscallInfo {
     /// `ip` follows the `syscall` instruction; `sp` is the user stack.
-    Entry { nr: u64, args: [u64; 6], ip: u64, sp: u64 },
-    Exit { ret: i64 },
+    Entry {
+        nr: u64,
+        args: [u64; 6],
+        ip: u64,
+        sp: u64,
+    },
+    Exit {
+        ret: i64,
+    },
     /// Not in a syscall stop (the thread was resumed by a signal, …).
     None,
 }
@@ -130,12 +137,18 @@ pub fn syscall_info(tid: i32) -> io::Result<SyscallInfo> {
     let abi = if info.arch == AUDIT_ARCH_X86_64 { 0 } else { I386_CALL };
     Ok(unsafe {
         match info.op {
-            libc::PTRACE_SYSCALL_INFO_ENTRY => {
-                SyscallInfo::Entry { nr: info.u.entry.nr | abi, args: info.u.entry.args, ip: info.instruction_pointer, sp: info.stack_pointer }
-            }
-            libc::PTRACE_SYSCALL_INFO_SECCOMP => {
-                SyscallInfo::Entry { nr: info.u.seccomp.nr | abi, args: info.u.seccomp.args, ip: info.instruction_pointer, sp: info.stack_pointer }
-            }
+            libc::PTRACE_SYSCALL_INFO_ENTRY => SyscallInfo::Entry {
+                nr: info.u.entry.nr | abi,
+                args: info.u.entry.args,
+                ip: info.instruction_pointer,
+                sp: info.stack_pointer,
+            },
+            libc::PTRACE_SYSCALL_INFO_SECCOMP => SyscallInfo::Entry {
+                nr: info.u.seccomp.nr | abi,
+                args: info.u.seccomp.args,
+                ip: info.instruction_pointer,
+                sp: info.stack_pointer,
+            },
             libc::PTRACE_SYSCALL_INFO_EXIT => SyscallInfo::Exit { ret: info.u.exit.sval },
             _ => SyscallInfo::None,
         }

@@ -7,9 +7,9 @@
 //! location, and its exit (PTRACE_SYSCALL from the entry) for the result.
 //! Calls that never return (exit, exit_group) are emitted at their entry.
 
+use super::callsites::Callsites;
 use super::memory;
 use super::sys::{self, Report, Resume, SyscallInfo};
-use super::callsites::Callsites;
 use crate::{ExitStatus, Sink};
 use rustc_hash::FxHashMap;
 use std::io;
@@ -78,9 +78,8 @@ impl<'a> Tracer<'a> {
         let mut t = Thread::new(root as u32);
         t.launching = true;
         threads.insert(root, t);
-        let path_args = (0..syscalls::NR_SYSCALLS as u32)
-            .map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8))
-            .collect();
+        let path_args =
+            (0..syscalls::NR_SYSCALLS as u32).map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8)).collect();
         Tracer { sink, callsites, threads, root, status: None, started: false, filter_seen: false, filtered: false, path_args }
     }
 
