@@ -90,6 +90,9 @@ struct FdEntry {
     cloexec: bool,
 }
 
+/// Transfers of at least this size count as large (a page).
+pub const LARGE_TRANSFER: u64 = 4096;
+
 /// Transfers below this size count as small (seed 001's short writes were 8
 /// and 180–360 bytes). A power of two, so that the size histogram tells
 /// small from large exactly.
@@ -346,6 +349,7 @@ fn pattern(f: &FileAcc) -> IoPattern {
 pub fn classify(p: &IoPattern) -> &'static str {
     let small = p.size_histogram.iter().filter(|b| b.max < SMALL_TRANSFER);
     let (small_reads, small_writes) = small.fold((0, 0), |(r, w), b| (r + b.reads, w + b.writes));
+    let large: u64 = p.size_histogram.iter().filter(|b| b.min >= LARGE_TRANSFER).map(|b| b.reads + b.writes).sum();
     let ops = p.reads + p.writes;
     let bytes = p.bytes_read + p.bytes_written;
     if ops == 0 {
@@ -363,7 +367,7 @@ pub fn classify(p: &IoPattern) -> &'static str {
     if ops >= 16 && p.sequential_share < 0.5 {
         return "random access";
     }
-    if p.sequential_share >= 0.9 && bytes / ops >= 4096 {
+    if p.sequential_share >= 0.9 && large * 10 >= ops * 8 {
         return "bulk sequential";
     }
     if p.sequential_share >= 0.9 {
