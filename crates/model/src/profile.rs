@@ -462,8 +462,25 @@ impl Profile {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so a full disk or a crash never leaves a truncated file.
+/// A path that names something other than a regular file (`/dev/null`, a
+/// FIFO, `/dev/stdout`) is written in place: renaming over it would replace
+/// the device. A symbolic link is followed, not replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    if let Ok(md) = std::fs::metadata(path) {
+        if !md.file_type().is_file() {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            return f.write_all(bytes).and_then(|_| f.flush());
+        }
+    }
+    let resolved;
+    let path = match std::fs::canonicalize(path) {
+        Ok(p) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            resolved = p;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -480,4 +497,31 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_atomically;
+
+    #[test]
+    fn devices_are_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        write_atomically(std::path::Path::new("/dev/null"), b"profile").unwrap();
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    }
+
+    #[test]
+    fn symlinks_are_followed() {
+        let d = std::env::temp_dir().join(format!("syscluster-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let target = d.join("target.json");
+        std::fs::write(&target, b"old").unwrap();
+        let link = d.join("link.json");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
