@@ -39,10 +39,9 @@ void __mc_calib_builtin(struct __mc_calib *c)
 		unsigned rule, cls, unreg, reg;
 	} t[] = {
 		{ R_WRITEV, FDC_FILE, 8, 2 },    { R_WRITEV, FDC_PIPE, 8, 2 },
-		{ R_WRITEV, FDC_NULL, 8, 2 },    { R_WRITEV, FDC_STREAM, 8, 2 },
-		{ R_WRITEV, FDC_USTREAM, 8, 2 }, { R_READV, FDC_USTREAM, 8, 2 },
-		{ R_READV, FDC_FILE, 8, 2 },     { R_READV, FDC_PIPE, 8, 2 },
-		{ R_READV, FDC_STREAM, 8, 2 },   { R_PREADV, FDC_FILE, 8, 2 },
+		{ R_WRITEV, FDC_NULL, 8, 2 },
+		{ R_WRITEV, FDC_USTREAM, 8, 2 },
+		{ R_READV, FDC_FILE, 8, 2 },     { R_PREADV, FDC_FILE, 8, 2 },
 		{ R_PWRITEV, FDC_FILE, 8, 2 },   { R_SEEK_PREAD, FDC_FILE, 8, 3 },
 		{ R_SENDMMSG, FDC_DGRAM, 8, 2 }, { R_RECVMMSG, FDC_DGRAM, 8, 2 },
 		{ R_COPY, FDC_FILE, 8, 8 },      { R_BATCH_SEND, FDC_DGRAM, 8, 8 },

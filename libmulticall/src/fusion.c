@@ -30,9 +30,6 @@
 
 enum { ERR_MAP, ERR_REEXEC };
 
-/* How a short transfer's last call is finished. */
-enum { SHORT_EXACT, SHORT_COMPLETE };
-
 static unsigned threshold(const struct __mc_run *run, unsigned rule, unsigned cls, int reg)
 {
 	if (run->mode == MC_BACKEND_FUSION)
@@ -84,7 +81,7 @@ static void plan_step(struct mc_step *plan, unsigned i, unsigned k, unsigned mec
  * [i, i+k).  Returns k (the step was taken); *next is the first call left
  * to run. */
 static unsigned distribute(struct __mc_run *run, unsigned i, unsigned k, long T, int policy,
-			   int shortp, long fd, unsigned *next)
+			   unsigned *next)
 {
 	struct mc_ctx *ctx = run->ctx;
 	struct mc_call *c = run->c;
@@ -112,18 +109,8 @@ static unsigned distribute(struct __mc_run *run, unsigned i, unsigned k, long T,
 	if (p < k) {
 		run->nofuse_until = i + k;
 		ctx->stats.completions++;
-		if (T > 0 && shortp == SHORT_COMPLETE) {
-			/* A pipe or socket read stops at a whole buffer when the next
-			 * one does not fit the caller's memory (a fault), not only
-			 * when the data runs out: the read that was cut takes what it
-			 * alone would have taken, without waiting. */
-			struct iovec rest = { (char *)iov[p].iov_base + T, iov[p].iov_len - (size_t)T };
-			long r = __mc_sys(ctx, SYS_preadv2, fd, (long)&rest, 1, -1, 0, RWF_NOWAIT);
-
-			c[i + p++].result = T + (r > 0 ? r : 0);
-		} else if (T > 0) {
+		if (T > 0)
 			c[i + p++].result = T;
-		}
 	}
 	ctx->stats.fused += p;
 	ctx->stats.calls += p;
@@ -174,13 +161,21 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 	if (k < 2 || k < min_any(run, rule))
 		return 0;
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
+	/* Reads are fused from regular files only: a read from a pipe stops at
+	 * a packet (O_DIRECT on the writer's end, invisible from the reader's),
+	 * one from a socket at an urgent mark or a change of credentials, and
+	 * from both a readv that meets a bad buffer rejects a whole kernel
+	 * buffer, not the bytes past the fault: in each case one readv is not
+	 * the reads one after the other. */
+	if (!is_write && fi.cls != FDC_FILE)
+		return 0;
+	/* Writes: to a file, /dev/null, a pipe or an AF_UNIX stream socket.
+	 * Not to TCP: it copies a write in chunks that cross the callers'
+	 * buffers and drops a whole chunk when a buffer faults, so a writev
+	 * could send part of a write whose own buffer was fine and stop. */
 	switch (fi.cls) {
 	case FDC_FILE:
-	case FDC_STREAM:
-		break;
 	case FDC_NULL:
-		if (!is_write)
-			return 0;
 		break;
 	case FDC_PIPE:
 	case FDC_USTREAM:
@@ -209,15 +204,10 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 		return k;
 	}
 	if (!is_write) {
-		/* A readv waits exactly when the first read would (no data), and
-		 * then returns what is there.  From a file a fault ends it at the
-		 * byte, as it ends a read.  From a pipe or socket it rejects a
-		 * whole buffer and consumes nothing of it: EFAULT re-runs the
-		 * calls, a short count is completed (below). */
+		/* From a regular file a readv returns what the reads would, up to
+		 * the end of file or the byte a fault stops at. */
 		T = __mc_sys(ctx, SYS_readv, fd, (long)iov, k, 0, 0, 0);
-		policy = (fi.cls != FDC_FILE && T == -EFAULT) ? ERR_REEXEC : ERR_MAP;
-		return distribute(run, i, k, T, policy,
-				  fi.cls == FDC_FILE ? SHORT_EXACT : SHORT_COMPLETE, fd, next);
+		policy = ERR_MAP;
 	} else if (fi.cls == FDC_PIPE || fi.cls == FDC_USTREAM) {
 		/* Without waiting: a full pipe would make the fused write wait
 		 * where the first write alone might not.  EAGAIN (ours), EFAULT
@@ -231,10 +221,13 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 		else
 			policy = (T == -EAGAIN || T == -EFAULT || T == -EOPNOTSUPP) ? ERR_REEXEC : ERR_MAP;
 	} else {
+		/* A file (or /dev/null) takes a writev byte by byte in order: it
+		 * ends where a write would (a full disk, RLIMIT_FSIZE, a fault), and
+		 * a failure with nothing written is the first write's own. */
 		T = __mc_sys(ctx, SYS_writev, fd, (long)iov, k, 0, 0, 0);
 		policy = ERR_MAP;
 	}
-	return distribute(run, i, k, T, policy, SHORT_EXACT, fd, next);
+	return distribute(run, i, k, T, policy, next);
 }
 
 /* ---- pread / pwrite at consecutive offsets -> preadv / pwritev ---- */
@@ -290,7 +283,7 @@ static unsigned fuse_prw(struct __mc_run *run, unsigned i, unsigned *next, struc
 		return k;
 	}
 	T = __mc_sys(ctx, is_write ? SYS_pwritev : SYS_preadv, fd, (long)iov, k, off0, 0, 0);
-	return distribute(run, i, k, T, ERR_MAP, SHORT_EXACT, fd, next);
+	return distribute(run, i, k, T, ERR_MAP, next);
 }
 
 /* ---- lseek(SEEK_SET) + reads -> preadv per segment, one lseek at the end ---- */

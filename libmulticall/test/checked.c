@@ -13,11 +13,30 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { TGT_FILE, TGT_PIPE, TGT_STREAM, TGT_COUNT };
-static const char *const tgt_name[] = { "file", "pipe", "stream" };
+enum { TGT_FILE, TGT_PIPE, TGT_STREAM, TGT_TCP, TGT_COUNT };
+static const char *const tgt_name[] = { "file", "pipe", "unix-stream", "tcp" };
+
+static void tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t l = sizeof(sa);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ls, 1) < 0 ||
+	    getsockname(ls, (struct sockaddr *)&sa, &l) < 0)
+		t_fail("tcp listen");
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(*a, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		t_fail("tcp connect");
+	*b = accept(ls, NULL, NULL);
+	close(ls);
+}
 
 struct wcase {
 	int target;
@@ -49,11 +68,14 @@ static void writes(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, voi
 		fd = p[1];
 		peer = p[0];
 		break;
-	default:
+	case TGT_STREAM:
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 			t_fail("socketpair");
 		fd = sv[0];
 		peer = sv[1];
+		break;
+	default:
+		tcp_pair(&fd, &peer);
 		break;
 	}
 	closed = open("/dev/null", O_RDONLY);
@@ -78,11 +100,28 @@ static void writes(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, voi
 	if (w->target == TGT_FILE) {
 		t_rec_fd_offset(o, "offset", fd);
 		t_rec_file(o, "file", t_path(dir, "out"));
+	} else if (w->target == TGT_TCP) {
+		/* all of it, however TCP cut it into segments: up to EOF */
+		char b[65536];
+		uint64_t h = 0;
+		long total = 0;
+		ssize_t r;
+
+		shutdown(fd, SHUT_WR);
+		while ((r = read(peer, b, sizeof(b))) > 0) {
+			for (ssize_t x = 0; x < r; x++)
+				h = h * 131 + (unsigned char)b[x];
+			total += r;
+		}
+		t_rec(o, "peer.bytes", total);
+		t_rec(o, "peer.hash", (long long)h);
+		close(peer);
 	} else {
 		t_rec_drain(o, "peer", peer);
 		close(peer);
 	}
-	if (t_backend_of(ctx) == MC_BACKEND_FUSION && w->bad_at != 0 && w->n >= 2) {
+	if (t_backend_of(ctx) == MC_BACKEND_FUSION && w->bad_at != 0 && w->n >= 2 &&
+	    w->target != TGT_TCP) {
 		struct mc_stats s = t_stats(ctx);
 
 		T_ASSERT(s.fused + s.completions >= 1, "fusion did not fuse (%s)", tgt_name[w->target]);
