@@ -54,7 +54,7 @@ static unsigned char fd_flags(struct mc_ctx *ctx, int fd)
 
 struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags)
 {
-	struct __mc_fdinfo fi = { FDC_BAD, 0, 0, 0 };
+	struct __mc_fdinfo fi = { FDC_BAD, 0, 0, 0, 0 };
 	struct stat st;
 	long r;
 
@@ -66,6 +66,7 @@ struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags)
 		return fi;
 	fi.dev = st.st_dev;
 	fi.ino = st.st_ino;
+	fi.size = st.st_size;
 
 	switch (st.st_mode & S_IFMT) {
 	case S_IFREG: {

@@ -457,7 +457,6 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 	struct __mc_fdinfo fin, fout;
 	unsigned ri, wi, th, rule;
 	int reg_in, reg_out, ret;
-	struct stat sin, sout;
 	unsigned long est;
 
 	(void)plan;
@@ -522,19 +521,22 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 	} else if (fout.cls != FDC_DGRAM) {
 		return -1;
 	}
-	if (__mc_sys(ctx, SYS_fstat, L.in, (long)&sin, 0, 0, 0, 0) < 0)
+	if (rule == R_COPY && fin.dev == fout.dev && fin.ino == fout.ino)
 		return -1;
-	ctx->stats.probes++;
-	if (rule == R_COPY) {
-		if (__mc_sys(ctx, SYS_fstat, L.out, (long)&sout, 0, 0, 0, 0) < 0)
-			return -1;
-		ctx->stats.probes++;
-		if (sin.st_dev == sout.st_dev && sin.st_ino == sout.st_ino)
-			return -1;
-	}
 	if (mode != MC_BACKEND_FUSION) {
+		long size = fin.size;
+
+		/* A registered descriptor's class is kept, its size is not. */
+		if (reg_in) {
+			struct stat sin;
+
+			if (__mc_sys(ctx, SYS_fstat, L.in, (long)&sin, 0, 0, 0, 0) < 0)
+				return -1;
+			ctx->stats.probes++;
+			size = sin.st_size;
+		}
 		th = ctx->cal->min_run[rule][rule == R_COPY ? FDC_FILE : FDC_DGRAM][reg_in && reg_out];
-		est = (unsigned long)(sin.st_size / L.bs) + 1;
+		est = (unsigned long)(size / L.bs) + 1;
 		if (est > L.max)
 			est = L.max;
 		if (!th || est < th)

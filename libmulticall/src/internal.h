@@ -52,6 +52,7 @@ struct __mc_fdinfo {
 	unsigned char cls;
 	unsigned char flags;
 	unsigned long dev, ino; /* identity, for descriptors sharing a file */
+	long size;              /* st_size when classified (not kept for registered ones) */
 };
 
 /* Fusion rules; the calibration holds a threshold per rule and class. */

@@ -49,15 +49,16 @@ static int ring_create(struct mc_ctx *ctx)
 	io_uring_free_probe(probe);
 	/* The child of a fork must never touch the parent's rings. */
 	io_uring_ring_dontfork(ring);
-	/* The ring's descriptor moves to the top of the range, so that the
-	 * program's own descriptors keep the numbers they would have had
-	 * (openat in a multi-call returns what it returns without us). */
+	/* The ring's descriptor moves up, out of the way of the low numbers a
+	 * program gets, so that its own descriptors keep the numbers they would
+	 * have had (openat in a multi-call returns what it returns without
+	 * us).  Not above 992: a higher one would grow the descriptor table. */
 	{
 		struct rlimit rl;
 		long floor = 3;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64 && rl.rlim_cur < (1u << 30))
-			floor = (long)rl.rlim_cur - 32;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64)
+			floor = rl.rlim_cur - 32 < 992 ? (long)rl.rlim_cur - 32 : 992;
 		r = fcntl(ring->ring_fd, F_DUPFD_CLOEXEC, floor);
 		if (r >= 0) {
 			close(ring->ring_fd);
