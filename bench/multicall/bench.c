@@ -651,6 +651,7 @@ static void select_time(void)
 	struct sst st[5];
 	struct variant v[5];
 
+	memset(st, 0, sizeof(st));
 	for (int k = 0; k < 5; k++)
 		if (pipe(st[k].p) < 0 || write(st[k].p[1], "x", 1) != 1)
 			die("pipe");
@@ -750,6 +751,7 @@ static void read_sendto(void)
 
 	snprintf(path, sizeof(path), "%s/mc-bench-server.%d", dir, (int)getpid());
 	write_file(path, 1 << 20);
+	memset(st, 0, sizeof(st));
 	for (int k = 0; k < 5; k++) {
 		socklen_t l = sizeof(st[k].to);
 

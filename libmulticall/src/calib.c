@@ -61,15 +61,15 @@ void __mc_calib_finish(struct __mc_calib *c)
 {
 	unsigned r, k, g, u;
 
-	for (r = 0; r < R_COUNT; r++) {
-		unsigned m = 0;
+	for (r = 0; r < R_COUNT; r++)
+		for (g = 0; g < 2; g++) {
+			unsigned m = 0;
 
-		for (k = 0; k < FDC_COUNT; k++)
-			for (g = 0; g < 2; g++)
+			for (k = 0; k < FDC_COUNT; k++)
 				if (c->min_run[r][k][g] && (!m || c->min_run[r][k][g] < m))
 					m = c->min_run[r][k][g];
-		c->min_any[r] = (unsigned short)m;
-	}
+			c->min_any[r][g] = (unsigned short)m;
+		}
 	c->any_uring = 0;
 	for (u = 0; u < U_COUNT; u++)
 		if (c->uring_min[u])
@@ -133,7 +133,9 @@ void __mc_machine_identity(char *kernel, size_t klen, char *cpu, size_t clen)
 {
 	struct utsname u;
 
-	if (uname(&u) == 0)
+	/* Raw system calls here and below: an LD_PRELOAD runtime that wraps
+	 * open/read/close may be what is making this context. */
+	if (__mc_sys6(SYS_uname, (long)&u, 0, 0, 0, 0, 0) == 0)
 		snprintf(kernel, klen, "%s %s %s", u.sysname, u.release, u.version);
 	else
 		snprintf(kernel, klen, "unknown");
@@ -476,21 +478,22 @@ static void calib_load(void)
 	calib_path(calib.path, sizeof(calib.path));
 	if (!calib.path[0] || !strcmp(calib.path, "none"))
 		return;
-	fd = open(calib.path, O_RDONLY | O_CLOEXEC);
+	fd = (int)__mc_sys6(SYS_openat, AT_FDCWD, (long)calib.path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
+		if (fd != -ENOENT && fd != -ENOTDIR)
 			calib.status = MC_CALIB_CORRUPT;
 		return;
 	}
 	text = malloc(CALIB_MAX_BYTES);
 	if (!text) {
-		close(fd);
+		__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
 		calib.status = MC_CALIB_CORRUPT;
 		return;
 	}
-	while (len < CALIB_MAX_BYTES && (r = read(fd, text + len, CALIB_MAX_BYTES - len)) > 0)
+	while (len < CALIB_MAX_BYTES &&
+	       (r = __mc_sys6(SYS_read, fd, (long)(text + len), (long)(CALIB_MAX_BYTES - len), 0, 0, 0)) > 0)
 		len += (size_t)r;
-	close(fd);
+	__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (len == CALIB_MAX_BYTES) {
 		calib.status = MC_CALIB_CORRUPT;
 	} else {

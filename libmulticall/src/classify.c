@@ -52,6 +52,40 @@ static unsigned char fd_flags(struct mc_ctx *ctx, int fd)
 	return f;
 }
 
+/* Filesystem kind by device, for filesystems on a block device (major
+ * number not 0): such a number names one filesystem for as long as a file
+ * of it is open, so fstatfs is asked once per process.  Anonymous devices
+ * (tmpfs, proc, overlay, ...) have numbers that come back after an
+ * unmount: those are always asked.  Entries: dev << 1 | plain. */
+#define DEVCACHE 16
+static unsigned long devcache[DEVCACHE];
+
+static int devcache_get(unsigned long dev, int *plain)
+{
+	for (unsigned i = 0; i < DEVCACHE; i++) {
+		unsigned long e = __atomic_load_n(&devcache[i], __ATOMIC_RELAXED);
+
+		if (e && e >> 1 == dev) {
+			*plain = (int)(e & 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void devcache_put(unsigned long dev, int plain)
+{
+	unsigned long want = dev << 1 | (unsigned long)plain;
+
+	for (unsigned i = 0; i < DEVCACHE; i++) {
+		unsigned long zero = 0;
+
+		if (__atomic_compare_exchange_n(&devcache[i], &zero, want, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
 struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags)
 {
 	struct __mc_fdinfo fi = { FDC_BAD, 0, 0, 0, 0 };
@@ -71,10 +105,18 @@ struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags)
 	switch (st.st_mode & S_IFMT) {
 	case S_IFREG: {
 		struct statfs sf;
+		int plain;
 
+		if (major(st.st_dev) != 0 && st.st_dev < (1UL << 62) && devcache_get(st.st_dev, &plain)) {
+			fi.cls = plain ? FDC_FILE : FDC_FILE_OTHER;
+			break;
+		}
 		r = __mc_sys(ctx, SYS_fstatfs, fd, (long)&sf, 0, 0, 0, 0);
 		ctx->stats.probes++;
-		fi.cls = (r == 0 && plain_fs(sf.f_type)) ? FDC_FILE : FDC_FILE_OTHER;
+		plain = r == 0 && plain_fs(sf.f_type);
+		if (r == 0 && major(st.st_dev) != 0 && st.st_dev < (1UL << 62))
+			devcache_put(st.st_dev, plain);
+		fi.cls = plain ? FDC_FILE : FDC_FILE_OTHER;
 		break;
 	}
 	case S_IFIFO:
@@ -116,6 +158,11 @@ struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags)
 	if (want_flags && !(fi.flags & FDF_FLAGS))
 		fi.flags = fd_flags(ctx, fd);
 	return fi;
+}
+
+int __mc_registered(const struct mc_ctx *ctx, long fd)
+{
+	return fd >= 0 && fd < ctx->reg_cap && ctx->reg[fd].cls;
 }
 
 struct __mc_fdinfo __mc_run_fdinfo(struct __mc_run *run, int fd, int want_flags, int *registered)

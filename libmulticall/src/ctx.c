@@ -23,15 +23,15 @@ static void fork_child(void)
 
 static void fork_init(void)
 {
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long p = __mc_sys6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (p != MAP_FAILED && madvise(p, 4096, MADV_WIPEONFORK) == 0) {
-		fork_alive = p;
+	if (p >= 0 && __mc_sys6(SYS_madvise, p, 4096, MADV_WIPEONFORK, 0, 0, 0) == 0) {
+		fork_alive = (volatile unsigned long *)p;
 		*fork_alive = 1;
 		return;
 	}
-	if (p != MAP_FAILED)
-		munmap(p, 4096);
+	if (p >= 0)
+		__mc_sys6(SYS_munmap, p, 4096, 0, 0, 0, 0);
 	pthread_atfork(NULL, NULL, fork_child);
 }
 

@@ -41,6 +41,7 @@ struct loopst {
 	long r_res, w_res; /* the current iteration's results */
 	long last_n;       /* the last read's result: what the next write writes */
 	int bulk;
+	int bulk_was;      /* the mechanism to go back to after a completed block */
 	int validated;     /* a real read filled all of buf: it is writable */
 	long pending;      /* the next write's result, already known (-errno) */
 	long carry;        /* bytes of the next write already written */
@@ -121,6 +122,8 @@ static long step_write(struct loopst *L)
 			L->pending = w;
 			return done;
 		}
+		if (done + w == n)
+			L->bulk = L->bulk_was; /* the copy was only cut short: go on */
 		return done + w;
 	}
 	w = __mc_sys(L->ctx, SYS_write, L->out, (long)L->buf, n, 0, 0, 0);
@@ -218,6 +221,7 @@ static void bulk_copy(struct loopst *L)
 		}
 	}
 	if (L->pending || L->carry) {
+		L->bulk_was = L->bulk;
 		L->bulk = BULK_NONE;
 		if (!L->carry)
 			L->ctx->stats.completions++;
@@ -501,7 +505,7 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 			return -1;
 	}
 	if (mode != MC_BACKEND_FUSION) {
-		unsigned short m = ctx->cal->min_any[rule];
+		unsigned short m = ctx->cal->min_any[rule][0];
 
 		if (!m || L.max < m)
 			return -1;

@@ -37,13 +37,15 @@ static unsigned threshold(const struct __mc_run *run, unsigned rule, unsigned cl
 	return run->ctx->cal->min_run[rule][cls][reg];
 }
 
-static unsigned min_any(const struct __mc_run *run, unsigned rule)
+/* The shortest run worth classifying the descriptor for (a registered
+ * one is known without a system call). */
+static unsigned min_any(const struct __mc_run *run, unsigned rule, long fd)
 {
 	unsigned m;
 
 	if (run->mode == MC_BACKEND_FUSION)
 		return 2;
-	m = run->ctx->cal->min_any[rule];
+	m = run->ctx->cal->min_any[rule][__mc_registered(run->ctx, fd)];
 	return m ? m : UINT_MAX;
 }
 
@@ -158,7 +160,7 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 		total += len;
 	}
 	k = m - i;
-	if (k < 2 || k < min_any(run, rule))
+	if (k < 2 || k < min_any(run, rule, fd))
 		return 0;
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
 	/* Reads are fused from regular files only: a read from a pipe stops at
@@ -269,7 +271,7 @@ static unsigned fuse_prw(struct __mc_run *run, unsigned i, unsigned *next, struc
 		total += len;
 	}
 	k = m - i;
-	if (k < 2 || k < min_any(run, rule))
+	if (k < 2 || k < min_any(run, rule, fd))
 		return 0;
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
 	if (fi.cls != FDC_FILE)
@@ -356,7 +358,7 @@ static unsigned fuse_seek_read(struct __mc_run *run, unsigned i, unsigned *next,
 		return 0;
 	k = segs[nseg - 1].first_read + segs[nseg - 1].nreads - i;
 	/* It must save a crossing: nseg preadv and one lseek for k calls. */
-	if (k < nseg + 2 || k < min_any(run, R_SEEK_PREAD))
+	if (k < nseg + 2 || k < min_any(run, R_SEEK_PREAD, fd))
 		return 0;
 	fi = __mc_run_fdinfo(run, (int)fd, 1, &reg);
 	if (fi.cls != FDC_FILE || (fi.flags & FDF_OPATH))
@@ -472,7 +474,7 @@ static unsigned fuse_mmsg(struct __mc_run *run, unsigned i, unsigned *next, stru
 		}
 	}
 	k = m - i;
-	if (k < 2 || k < min_any(run, rule))
+	if (k < 2 || k < min_any(run, rule, fd))
 		return 0;
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
 	if (fi.cls != FDC_DGRAM)

@@ -86,9 +86,10 @@ struct __mc_calib {
 	unsigned short min_run[R_COUNT][FDC_COUNT][2];
 	/* Smallest chain for which io_uring beats direct; 0: never. */
 	unsigned short uring_min[U_COUNT];
-	/* Derived: the smallest min_run of each rule over classes (0: never),
-	 * and whether io_uring ever wins. */
-	unsigned short min_any[R_COUNT];
+	/* Derived: the smallest min_run of each rule over classes, for
+	 * descriptors classified in the run [0] and registered ones [1] (0:
+	 * never), and whether io_uring ever wins. */
+	unsigned short min_any[R_COUNT][2];
 	int any_uring;
 };
 
@@ -194,6 +195,7 @@ __mc_hidden int __mc_changes_fds(long nr);
 __mc_hidden struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags);
 __mc_hidden struct __mc_fdinfo __mc_run_fdinfo(struct __mc_run *run, int fd, int want_flags,
 					       int *registered);
+__mc_hidden int __mc_registered(const struct mc_ctx *ctx, long fd);
 
 /* Fusion: try a fused step at call i.  Returns the number of calls it
  * covered (0: none, run call i as it is); *next is the first call still to

@@ -57,16 +57,17 @@ static int ring_create(struct mc_ctx *ctx)
 		struct rlimit rl;
 		long floor = 3;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64)
+		if (__mc_sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 &&
+		    rl.rlim_cur > 64)
 			floor = rl.rlim_cur - 32 < 992 ? (long)rl.rlim_cur - 32 : 992;
-		r = fcntl(ring->ring_fd, F_DUPFD_CLOEXEC, floor);
+		r = (int)__mc_sys6(SYS_fcntl, ring->ring_fd, F_DUPFD_CLOEXEC, floor, 0, 0, 0);
 		if (r >= 0) {
-			close(ring->ring_fd);
+			__mc_sys6(SYS_close, ring->ring_fd, 0, 0, 0, 0, 0);
 			ring->ring_fd = r;
 			ring->enter_ring_fd = r;
 		}
 	}
-	if (fstat(ring->ring_fd, &st) == 0) {
+	if (__mc_sys6(SYS_fstat, ring->ring_fd, (long)&st, 0, 0, 0, 0) == 0) {
 		ctx->ring_dev = st.st_dev;
 		ctx->ring_ino = st.st_ino;
 	}
@@ -81,9 +82,9 @@ static void ring_forget(struct mc_ctx *ctx)
 {
 	struct stat st;
 
-	if (fstat(ctx->ring->ring_fd, &st) == 0 && st.st_dev == ctx->ring_dev &&
-	    st.st_ino == ctx->ring_ino)
-		close(ctx->ring->ring_fd);
+	if (__mc_sys6(SYS_fstat, ctx->ring->ring_fd, (long)&st, 0, 0, 0, 0) == 0 &&
+	    st.st_dev == ctx->ring_dev && st.st_ino == ctx->ring_ino)
+		__mc_sys6(SYS_close, ctx->ring->ring_fd, 0, 0, 0, 0, 0);
 	free(ctx->ring);
 	ctx->ring = NULL;
 }

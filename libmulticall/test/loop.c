@@ -88,7 +88,7 @@ static void copy_loop(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, 
 		 * one fused call, and the crossings do not grow with the size. */
 		T_ASSERT(s.fused >= want, "copy loop not fused: %llu calls fused, want %llu", s.fused,
 			 want);
-		T_ASSERT(s.crossings < 24, "copy loop: %llu crossings for %ld blocks", s.crossings,
+		T_ASSERT(s.crossings < 40, "copy loop: %llu crossings for %ld blocks", s.crossings,
 			 blocks);
 	}
 	if (k->fault != 1)
