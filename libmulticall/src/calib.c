@@ -206,6 +206,50 @@ static int jstring(struct jparser *j, const char **s, size_t *len)
 
 static int jvalue(struct jparser *j);
 
+/* A JSON number, by hand: strtod would follow the program's locale. */
+static int jnumber(struct jparser *j)
+{
+	const char *p = j->p;
+	double v = 0, scale = 1;
+	int neg = 0, digits = 0, id, e = 0, eneg = 0;
+
+	if (p < j->end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	while (p < j->end && *p >= '0' && *p <= '9') {
+		v = v * 10 + (*p++ - '0');
+		digits++;
+	}
+	if (p < j->end && *p == '.') {
+		p++;
+		while (p < j->end && *p >= '0' && *p <= '9') {
+			scale /= 10;
+			v += (*p++ - '0') * scale;
+			digits++;
+		}
+	}
+	if (!digits)
+		return -1;
+	if (p < j->end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < j->end && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		if (p >= j->end || *p < '0' || *p > '9')
+			return -1;
+		while (p < j->end && *p >= '0' && *p <= '9' && e < 400)
+			e = e * 10 + (*p++ - '0');
+		while (e--)
+			v = eneg ? v / 10 : v * 10;
+	}
+	id = jnew(j, J_NUM);
+	if (id < 0)
+		return -1;
+	j->nodes[id].num = neg ? -v : v;
+	j->p = p;
+	return id;
+}
+
 static int jcontainer(struct jparser *j, int obj)
 {
 	int id = jnew(j, obj ? J_OBJ : J_ARR), last = -1;
@@ -293,26 +337,8 @@ static int jvalue(struct jparser *j)
 		}
 		return -1;
 	}
-	default: {
-		char buf[64];
-		size_t l = 0;
-		char *endp;
-
-		while (j->p + l < j->end && l < sizeof(buf) - 1 && strchr("+-0123456789.eE", j->p[l]))
-			l++;
-		if (l == 0)
-			return -1;
-		memcpy(buf, j->p, l);
-		buf[l] = 0;
-		id = jnew(j, J_NUM);
-		if (id < 0)
-			return -1;
-		j->nodes[id].num = strtod(buf, &endp);
-		if (*endp)
-			return -1;
-		j->p += l;
-		return id;
-	}
+	default:
+		return jnumber(j);
 	}
 }
 
