@@ -29,7 +29,10 @@
 #define BATCH_MAX 64
 #define BOUNCE_MAX (1L << 20)
 
-enum { BULK_NONE, BULK_CFR, BULK_SENDFILE, BULK_MMSG };
+/* BULK_PENDING: not decided yet.  The loop runs a few iterations as they
+ * are first (a short copy never pays for classifying its descriptors),
+ * then probes once. */
+enum { BULK_NONE, BULK_CFR, BULK_SENDFILE, BULK_MMSG, BULK_PENDING };
 
 struct loopst {
 	struct mc_ctx *ctx;
@@ -43,6 +46,8 @@ struct loopst {
 	int bulk;
 	int bulk_was;      /* the mechanism to go back to after a completed block */
 	int validated;     /* a real read filled all of buf: it is writable */
+	unsigned long full_reads, probe_after;
+	unsigned mode, rule;
 	long pending;      /* the next write's result, already known (-errno) */
 	long carry;        /* bytes of the next write already written */
 	long in_pos;       /* offset of in */
@@ -92,6 +97,7 @@ static long step_read(struct loopst *L)
 	} else {
 		L->stale = 0;
 		L->validated = 1;
+		L->full_reads++;
 	}
 	L->last_n = r;
 	return r;
@@ -228,6 +234,72 @@ static void bulk_copy(struct loopst *L)
 	}
 }
 
+static int fd_ok_in(struct __mc_fdinfo fi)
+{
+	return fi.cls == FDC_FILE && !(fi.flags & (FDF_OPATH | FDF_WRONLY | FDF_DIRECT));
+}
+
+/* Decides, once, whether the rest of the loop may be fused: both ends'
+ * classes, that they are not one file (a loop reading what it writes must
+ * stay a loop), the input's position and, for auto, whether what is left
+ * of the input pays for it.  Returns the mechanism to use. */
+static int probe(struct loopst *L)
+{
+	struct mc_ctx *ctx = L->ctx;
+	struct __mc_run run;
+	struct __mc_fdinfo fin, fout;
+	int reg_in, reg_out;
+	long size;
+
+	memset(&run, 0, sizeof(run));
+	run.ctx = ctx;
+	fin = __mc_run_fdinfo(&run, L->in, 1, &reg_in);
+	if (!fd_ok_in(fin))
+		return BULK_NONE;
+	size = fin.size;
+	if (reg_in) {
+		/* a registered descriptor's class is kept, its size is not */
+		struct stat sin;
+
+		if (__mc_sys(ctx, SYS_fstat, L->in, (long)&sin, 0, 0, 0, 0) < 0)
+			return BULK_NONE;
+		ctx->stats.probes++;
+		size = sin.st_size;
+	}
+	L->in_pos = __mc_sys(ctx, SYS_lseek, L->in, 0, SEEK_CUR, 0, 0, 0);
+	ctx->stats.probes++;
+	if (L->in_pos < 0)
+		return BULK_NONE;
+	fout = __mc_run_fdinfo(&run, L->out, 1, &reg_out);
+	if (L->rule == R_COPY) {
+		if (fout.cls != FDC_FILE ||
+		    (fout.flags & (FDF_OPATH | FDF_RDONLY | FDF_APPEND | FDF_DIRECT)) ||
+		    (fin.dev == fout.dev && fin.ino == fout.ino))
+			return BULK_NONE;
+	} else if (fout.cls != FDC_DGRAM) {
+		return BULK_NONE;
+	}
+	if (L->mode != MC_BACKEND_FUSION) {
+		unsigned th = ctx->cal->min_run[L->rule][L->rule == R_COPY ? FDC_FILE : FDC_DGRAM]
+					      [reg_in && reg_out];
+		unsigned long left = L->max - L->it;
+		unsigned long est = size > L->in_pos ? (unsigned long)((size - L->in_pos) / L->bs) + 1 : 1;
+
+		if (est > left)
+			est = left;
+		if (!th || est < th)
+			return BULK_NONE;
+	}
+	return L->rule == R_COPY ? BULK_CFR : BULK_MMSG;
+}
+
+static void maybe_probe(struct loopst *L)
+{
+	if (L->bulk == BULK_PENDING && L->validated && L->last_n == L->bs &&
+	    L->full_reads >= L->probe_after)
+		L->bulk = probe(L);
+}
+
 /* ---- the copy engine: runs the loop as direct would ---- */
 static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_call *body)
 {
@@ -248,7 +320,9 @@ static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_cal
 	for (;;) {
 		if (!L->formB && L->it == L->max)
 			break;
-		if (L->bulk != BULK_NONE && L->validated && L->last_n == L->bs) {
+		maybe_probe(L);
+		if ((L->bulk == BULK_CFR || L->bulk == BULK_SENDFILE) && L->validated &&
+		    L->last_n == L->bs) {
 			bulk_copy(L);
 			if (!L->formB && L->it == L->max)
 				break;
@@ -310,6 +384,7 @@ static int batch_send(struct loopst *L, unsigned ri, unsigned wi, struct mc_call
 	for (;;) {
 		if (L->it == L->max)
 			break;
+		maybe_probe(L);
 		if (L->bulk == BULK_MMSG && L->validated && L->last_n == L->bs && L->w_res == L->bs &&
 		    L->max - L->it >= 2) {
 			unsigned k = kmax, x, b, m;
@@ -448,20 +523,12 @@ static int plain_literals(const struct mc_call *cl, unsigned from, unsigned to)
 	return 1;
 }
 
-static int fd_ok_in(struct __mc_fdinfo fi)
-{
-	return fi.cls == FDC_FILE && !(fi.flags & (FDF_OPATH | FDF_WRONLY | FDF_DIRECT));
-}
-
 int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsigned n,
 		   const struct mc_loop *loop, unsigned long *iters, struct mc_step *plan)
 {
 	struct loopst L;
-	struct __mc_run run;
-	struct __mc_fdinfo fin, fout;
-	unsigned ri, wi, th, rule;
-	int reg_in, reg_out, ret;
-	unsigned long est;
+	unsigned ri, wi, rule;
+	int ret;
 
 	(void)plan;
 	if (n != 2 || loop->cond != MC_WHILE_GT || loop->value != 0)
@@ -511,51 +578,19 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 			return -1;
 	}
 
-	/* Classify: both ends, their identity (a loop reading the file it
-	 * writes must stay a loop), and the input's size for the estimate. */
-	memset(&run, 0, sizeof(run));
-	run.ctx = ctx;
-	fin = __mc_run_fdinfo(&run, L.in, 1, &reg_in);
-	if (!fd_ok_in(fin))
-		return -1;
-	fout = __mc_run_fdinfo(&run, L.out, 1, &reg_out);
-	if (rule == R_COPY) {
-		if (fout.cls != FDC_FILE || (fout.flags & (FDF_OPATH | FDF_RDONLY | FDF_APPEND | FDF_DIRECT)))
-			return -1;
-	} else if (fout.cls != FDC_DGRAM) {
-		return -1;
-	}
-	if (rule == R_COPY && fin.dev == fout.dev && fin.ino == fout.ino)
-		return -1;
+	L.mode = mode;
+	L.rule = rule;
+	/* auto probes after half the shortest run that could pay */
+	L.probe_after = 1;
 	if (mode != MC_BACKEND_FUSION) {
-		long size = fin.size;
+		unsigned short m = ctx->cal->min_any[rule][__mc_registered(ctx, L.in)];
 
-		/* A registered descriptor's class is kept, its size is not. */
-		if (reg_in) {
-			struct stat sin;
-
-			if (__mc_sys(ctx, SYS_fstat, L.in, (long)&sin, 0, 0, 0, 0) < 0)
-				return -1;
-			ctx->stats.probes++;
-			size = sin.st_size;
-		}
-		th = ctx->cal->min_run[rule][rule == R_COPY ? FDC_FILE : FDC_DGRAM][reg_in && reg_out];
-		est = (unsigned long)(size / L.bs) + 1;
-		if (est > L.max)
-			est = L.max;
-		if (!th || est < th)
-			return -1;
+		L.probe_after = m > 2 ? m / 2u : 1;
 	}
-	L.in_pos = __mc_sys(ctx, SYS_lseek, L.in, 0, SEEK_CUR, 0, 0, 0);
-	if (L.in_pos < 0)
-		return -1;
-	ctx->stats.probes++;
-
+	L.bulk = BULK_PENDING;
 	if (rule == R_COPY) {
-		L.bulk = BULK_CFR;
 		ret = copy_engine(&L, ri, wi, body);
 	} else {
-		L.bulk = BULK_MMSG;
 		L.sflags = (int)body[wi].args[3];
 		L.to = (const void *)body[wi].args[4];
 		L.tolen = body[wi].args[5];
