@@ -51,6 +51,7 @@ struct loopst {
 	long pending;      /* the next write's result, already known (-errno) */
 	long carry;        /* bytes of the next write already written */
 	long in_pos;       /* offset of in */
+	int at_eof;        /* the fused copy just read the end: the next read is 0 */
 	/* What buf should hold when a fused transfer skipped it: the full block
 	 * at stale_full (or nothing), then stale_plen bytes from stale_poff. */
 	int stale;
@@ -87,9 +88,19 @@ static void count_calls(struct loopst *L, unsigned long fused, unsigned long dir
 /* ---- real steps ---- */
 static long step_read(struct loopst *L)
 {
-	long r = __mc_sys(L->ctx, SYS_read, L->in, (long)L->buf, L->bs, 0, 0, 0);
+	long r;
 
-	count_calls(L, 0, 1);
+	if (L->at_eof) {
+		/* copy_file_range returned 0 just now: a read now returns 0 and
+		 * moves nothing (a concurrent append would be a race direct
+		 * could lose the same way) */
+		L->at_eof = 0;
+		r = 0;
+		count_calls(L, 1, 0);
+	} else {
+		r = __mc_sys(L->ctx, SYS_read, L->in, (long)L->buf, L->bs, 0, 0, 0);
+		count_calls(L, 0, 1);
+	}
 	if (r > 0)
 		L->in_pos += r;
 	if (r < L->bs) {
@@ -175,8 +186,10 @@ static void bulk_copy(struct loopst *L)
 				break; /* ended inside a block: finish it for real */
 			continue;
 		}
-		if (r == 0)
-			break; /* end of input */
+		if (r == 0) {
+			L->at_eof = 1; /* end of input */
+			break;
+		}
 		if (T == 0 && unsupported(r)) {
 			/* No effect: try the next mechanism, or none. */
 			L->bulk = L->bulk == BULK_CFR ? BULK_SENDFILE : BULK_NONE;
@@ -234,11 +247,6 @@ static void bulk_copy(struct loopst *L)
 	}
 }
 
-static int fd_ok_in(struct __mc_fdinfo fi)
-{
-	return fi.cls == FDC_FILE && !(fi.flags & (FDF_OPATH | FDF_WRONLY | FDF_DIRECT));
-}
-
 /* Decides, once, whether the rest of the loop may be fused: both ends'
  * classes, that they are not one file (a loop reading what it writes must
  * stay a loop), the input's position and, for auto, whether what is left
@@ -253,8 +261,12 @@ static int probe(struct loopst *L)
 
 	memset(&run, 0, sizeof(run));
 	run.ctx = ctx;
-	fin = __mc_run_fdinfo(&run, L->in, 1, &reg_in);
-	if (!fd_ok_in(fin))
+	/* No need for the status flags: the real read that filled the buffer
+	 * and the real write show that in is readable and out writable, and a
+	 * flag copy_file_range does not take (O_APPEND on out) makes it fail
+	 * without effect, which falls back. */
+	fin = __mc_run_fdinfo(&run, L->in, 0, &reg_in);
+	if (fin.cls != FDC_FILE)
 		return BULK_NONE;
 	size = fin.size;
 	if (reg_in) {
@@ -270,11 +282,9 @@ static int probe(struct loopst *L)
 	ctx->stats.probes++;
 	if (L->in_pos < 0)
 		return BULK_NONE;
-	fout = __mc_run_fdinfo(&run, L->out, 1, &reg_out);
+	fout = __mc_run_fdinfo(&run, L->out, 0, &reg_out);
 	if (L->rule == R_COPY) {
-		if (fout.cls != FDC_FILE ||
-		    (fout.flags & (FDF_OPATH | FDF_RDONLY | FDF_APPEND | FDF_DIRECT)) ||
-		    (fin.dev == fout.dev && fin.ino == fout.ino))
+		if (fout.cls != FDC_FILE || (fin.dev == fout.dev && fin.ino == fout.ino))
 			return BULK_NONE;
 	} else if (fout.cls != FDC_DGRAM) {
 		return BULK_NONE;
@@ -585,7 +595,7 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 	if (mode != MC_BACKEND_FUSION) {
 		unsigned short m = ctx->cal->min_any[rule][__mc_registered(ctx, L.in)];
 
-		L.probe_after = m > 2 ? m / 2u : 1;
+		L.probe_after = m >= 4 ? 2 : 1;
 	}
 	L.bulk = BULK_PENDING;
 	if (rule == R_COPY) {
