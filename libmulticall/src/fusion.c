@@ -186,8 +186,12 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 		 * chunk must stay within one page, so that it never leaves half of
 		 * a write behind or waits for room a single write would not. */
 		if (is_write) {
+			/* A unix stream socket with the smallest SO_SNDBUF cuts at
+			 * 2240 bytes. */
+			long atomic = fi.cls == FDC_PIPE ? PIPE_ATOMIC : 2048;
+
 			total = 0;
-			for (m = 0; m < k && total + (long)iov[m].iov_len <= PIPE_ATOMIC; m++)
+			for (m = 0; m < k && total + (long)iov[m].iov_len <= atomic; m++)
 				total += (long)iov[m].iov_len;
 			k = m;
 			if (k < 2)
