@@ -262,9 +262,9 @@ static int probe(struct loopst *L)
 	memset(&run, 0, sizeof(run));
 	run.ctx = ctx;
 	/* No need for the status flags: the real read that filled the buffer
-	 * and the real write show that in is readable and out writable, and a
-	 * flag copy_file_range does not take (O_APPEND on out) makes it fail
-	 * without effect, which falls back. */
+	 * shows that in is readable; a flag copy_file_range does not take
+	 * (O_APPEND, O_RDONLY on out) makes it fail without effect, which
+	 * falls back. */
 	fin = __mc_run_fdinfo(&run, L->in, 0, &reg_in);
 	if (fin.cls != FDC_FILE)
 		return BULK_NONE;
@@ -278,29 +278,29 @@ static int probe(struct loopst *L)
 		ctx->stats.probes++;
 		size = sin.st_size;
 	}
-	L->in_pos = __mc_sys(ctx, SYS_lseek, L->in, 0, SEEK_CUR, 0, 0, 0);
-	ctx->stats.probes++;
-	if (L->in_pos < 0)
-		return BULK_NONE;
-	fout = __mc_run_fdinfo(&run, L->out, 0, &reg_out);
-	if (L->rule == R_COPY) {
-		if (fout.cls != FDC_FILE || (fin.dev == fout.dev && fin.ino == fout.ino))
-			return BULK_NONE;
-	} else if (fout.cls != FDC_DGRAM) {
-		return BULK_NONE;
-	}
 	if (L->mode != MC_BACKEND_FUSION) {
+		/* What is left of the input can be no more than its size. */
 		unsigned th = ctx->cal->min_run[L->rule][L->rule == R_COPY ? FDC_FILE : FDC_DGRAM]
-					      [reg_in && reg_out];
-		unsigned long left = L->max - L->it;
-		unsigned long est = size > L->in_pos ? (unsigned long)((size - L->in_pos) / L->bs) + 1 : 1;
+					      [reg_in && __mc_registered(ctx, L->out)];
+		unsigned long left = L->max - L->it + 1;
+		unsigned long est = (unsigned long)(size / L->bs) + 1;
 
 		if (est > left)
 			est = left;
 		if (!th || est < th)
 			return BULK_NONE;
 	}
-	return L->rule == R_COPY ? BULK_CFR : BULK_MMSG;
+	fout = __mc_run_fdinfo(&run, L->out, 0, &reg_out);
+	if (L->rule == R_COPY) {
+		if (fout.cls != FDC_FILE || (fin.dev == fout.dev && fin.ino == fout.ino))
+			return BULK_NONE;
+		return BULK_CFR;
+	}
+	if (fout.cls != FDC_DGRAM)
+		return BULK_NONE;
+	L->in_pos = __mc_sys(ctx, SYS_lseek, L->in, 0, SEEK_CUR, 0, 0, 0);
+	ctx->stats.probes++;
+	return L->in_pos < 0 ? BULK_NONE : BULK_MMSG;
 }
 
 static void maybe_probe(struct loopst *L)
@@ -328,9 +328,10 @@ static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_cal
 		}
 	}
 	for (;;) {
+		long prev_r = L->r_res, prev_w = L->w_res;
+
 		if (!L->formB && L->it == L->max)
 			break;
-		maybe_probe(L);
 		if ((L->bulk == BULK_CFR || L->bulk == BULK_SENDFILE) && L->validated &&
 		    L->last_n == L->bs) {
 			bulk_copy(L);
@@ -349,6 +350,30 @@ static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_cal
 		}
 		if (r <= 0)
 			break;
+		if (L->bulk == BULK_PENDING && r == L->bs) {
+			/* The first full read proved the buffer writable: decide now,
+			 * and if the copy is fused, take this read back (put the input
+			 * offset back) so that the fused copy starts at its block —
+			 * aligned as the program's copy was, the block's write its
+			 * own.  The buffer holds that block, as the next read will. */
+			L->bulk = probe(L);
+			if (L->bulk == BULK_CFR) {
+				long pos = __mc_sys(L->ctx, SYS_lseek, L->in, -L->bs, SEEK_CUR, 0, 0, 0);
+
+				if (pos >= 0) {
+					L->in_pos = pos;
+					L->ctx->stats.direct--;
+					L->ctx->stats.calls--;
+					if (!L->formB) {
+						L->it--;
+						L->w_res = prev_w;
+					}
+					L->r_res = L->formB ? -ECANCELED : prev_r;
+					continue;
+				}
+				L->bulk = BULK_NONE;
+			}
+		}
 		if (L->formB) {
 			if (L->it == L->max)
 				break;
@@ -590,13 +615,7 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 
 	L.mode = mode;
 	L.rule = rule;
-	/* auto probes after half the shortest run that could pay */
-	L.probe_after = 1;
-	if (mode != MC_BACKEND_FUSION) {
-		unsigned short m = ctx->cal->min_any[rule][__mc_registered(ctx, L.in)];
-
-		L.probe_after = m >= 4 ? 2 : 1;
-	}
+	L.probe_after = 1; /* the first full read (and send) decide */
 	L.bulk = BULK_PENDING;
 	if (rule == R_COPY) {
 		ret = copy_engine(&L, ri, wi, body);
