@@ -271,12 +271,12 @@ static int probe(struct loopst *L)
 	size = fin.size;
 	if (reg_in) {
 		/* a registered descriptor's class is kept, its size is not */
-		struct stat sin;
+		struct statx sx;
 
-		if (__mc_sys(ctx, SYS_fstat, L->in, (long)&sin, 0, 0, 0, 0) < 0)
+		if (__mc_sys(ctx, SYS_statx, L->in, (long)"", AT_EMPTY_PATH, STATX_SIZE, (long)&sx, 0) < 0)
 			return BULK_NONE;
 		ctx->stats.probes++;
-		size = sin.st_size;
+		size = (long)sx.stx_size;
 	}
 	if (L->mode != MC_BACKEND_FUSION) {
 		/* What is left of the input can be no more than its size. */

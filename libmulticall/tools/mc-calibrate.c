@@ -410,7 +410,7 @@ static double per_call(int which)
 {
 	unsigned n = quick ? 20000 : 200000, rounds = quick ? 3 : 7;
 	double v[16];
-	struct stat st;
+	struct statx sx;
 	struct statfs sf;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY), sv[2], ty;
 	socklen_t sl = sizeof(ty);
@@ -429,7 +429,8 @@ static double per_call(int which)
 				acc += fcall((long)i);
 				break;
 			case 2:
-				acc += __mc_sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0);
+				acc += __mc_sys6(SYS_statx, fd, (long)"", AT_EMPTY_PATH,
+						 STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE, (long)&sx, 0);
 				break;
 			case 3:
 				acc += __mc_sys6(SYS_fstatfs, fd, (long)&sf, 0, 0, 0, 0);
@@ -717,7 +718,7 @@ int main(int argc, char **argv)
 	jnum(f, costs[0]);
 	fprintf(f, ", \"function_call\": ");
 	jnum(f, costs[1]);
-	fprintf(f, ", \"fstat\": ");
+	fprintf(f, ", \"statx\": ");
 	jnum(f, costs[2]);
 	fprintf(f, ", \"fstatfs\": ");
 	jnum(f, costs[3]);
