@@ -141,16 +141,26 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 		long f, b = 0, len = 0;
 		int kb, kl;
 
-		if (c[m].nr != nr || arg_at(run, i, m, 0, &f) != 1 || f != fd)
+		if (c[m].nr != nr)
 			break;
-		kb = arg_at(run, i, m, 1, &b);
-		kl = arg_at(run, i, m, 2, &len);
-		if (!kb || !kl)
-			break;
-		if (kb < 0)
-			b = 0;
-		if (kl < 0)
-			len = 1;
+		if (__mc_likely(!__mc_has_refs(&c[m]))) {
+			/* the common case: all literals */
+			if (c[m].args[0] != fd)
+				break;
+			b = c[m].args[1];
+			len = c[m].args[2];
+		} else {
+			if (arg_at(run, i, m, 0, &f) != 1 || f != fd)
+				break;
+			kb = arg_at(run, i, m, 1, &b);
+			kl = arg_at(run, i, m, 2, &len);
+			if (!kb || !kl)
+				break;
+			if (kb < 0)
+				b = 0;
+			if (kl < 0)
+				len = 1;
+		}
 		/* Zero-length calls have their own rules (a null write succeeds
 		 * even on a broken pipe): leave them to run as they are. */
 		if (len <= 0 || len > MAX_RW || total + len > MAX_RW)

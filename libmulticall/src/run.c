@@ -51,6 +51,8 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
+		if (__mc_likely(!__mc_has_refs(&c[i])))
+			continue;
 		for (j = 0; j < 6; j++) {
 			unsigned r = c[i].ref[j];
 
@@ -192,11 +194,13 @@ int mc_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n)
 		goto out;
 	}
 	ctx->stats.runs++;
-	memset(&run, 0, sizeof(run));
 	run.ctx = ctx;
 	run.c = calls;
 	run.n = n;
 	run.mode = exec_mode(ctx);
+	run.nofuse_until = 0;
+	run.planning = 0;
+	run.nfd = 0; /* the descriptor cache's entries are read only below nfd */
 	stop = __mc_exec(&run, 0);
 	if (stop < n)
 		__mc_cancel_rest(calls, stop + 1, n);
