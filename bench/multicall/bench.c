@@ -453,7 +453,7 @@ static void copy_tables(void)
 			v[3] = (struct variant){ "copy_file_range", copy_cfr, copy_reset, &st[3], { 0 }, 0, 0 };
 			v[4] = (struct variant){ "cp", copy_cp, cp_reset, &st[4], { 0 }, 0, 0 };
 			v[5] = (struct variant){ "multi-call direct", copy_mc, copy_reset, &st[5], { 0 }, 0, 0 };
-			measure(v, 6, quick ? 3 : (sizes[si] > (8u << 20) ? 7 : 21),
+			measure(v, 6, quick ? 3 : (sizes[si] > (8u << 20) ? 9 : 21),
 				sizes[si] > (8u << 20) ? 1 : 1e7);
 			printf("| %s | %zu | %.0f | %.0f (%.2f×) | %.0f (%.1f×) | %.0f (%.1f×) | %.0f | %.2f× faster | %+.0f %% |\n",
 			       size_names[si], bss[b], v[0].med / 1000, v[1].med / 1000, v[0].med / v[1].med,
@@ -556,7 +556,13 @@ static void small_writes(void)
 			st[k].nfd = t == 2 ? 16 : 1;
 			for (int i = 0; i < st[k].nfd; i++) {
 				if (t == 1) {
+					struct stat sb;
+
 					st[k].fd[i] = open("/dev/null", O_WRONLY);
+					/* (it has been seen replaced by a regular file on a
+					 * shared machine) */
+					if (fstat(st[k].fd[i], &sb) < 0 || !S_ISCHR(sb.st_mode))
+						die("/dev/null is not the null device here");
 				} else {
 					snprintf(path, sizeof(path), "%s/mc-bench-w%d-%d.%d", dir, k, i, (int)getpid());
 					st[k].fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

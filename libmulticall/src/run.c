@@ -133,7 +133,10 @@ unsigned __mc_exec(struct __mc_run *run, unsigned first)
 	}
 
 	while (i < n) {
-		if (run->mode != MC_BACKEND_URING && i >= run->nofuse_until) {
+		/* Every rule covers two calls or more, of one kind but for lseek
+		 * before reads: an isolated call costs one comparison. */
+		if (run->mode != MC_BACKEND_URING && i >= run->nofuse_until && i + 1 < n &&
+		    (c[i + 1].nr == c[i].nr || c[i].nr == SYS_lseek)) {
 			unsigned next, p;
 
 			if (__mc_fuse_at(run, i, &next, NULL)) {
