@@ -90,9 +90,12 @@ for m in man/*.3; do
 			grep -q "^\.SH \"\?$sec" "$m" || abi_fail "$m has no $sec section"
 		done
 	fi
-	w=$(cd man && groff -man -Tutf8 -ww -z "$(basename "$m")" 2>&1)
-	[ -z "$w" ] || abi_fail "$m: $w"
+	if command -v groff >/dev/null; then
+		w=$(cd man && groff -man -Tutf8 -ww -z "$(basename "$m")" 2>&1)
+		[ -z "$w" ] || abi_fail "$m: $w"
+	fi
 done
+command -v groff >/dev/null || echo "note: groff missing (groff-base): man pages not linted"
 [[ " ${failed[*]} " == *" abi "* ]] || { pass=$((pass + 1)); echo "PASS abi"; }
 
 echo "libmulticall tests: $pass passed, $skip skipped, $fail failed"
