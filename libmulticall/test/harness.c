@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 int t_failures;
@@ -226,6 +227,26 @@ void *t_bad_ptr(void)
 	if (!p)
 		p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p;
+}
+
+int t_open_null(const char *dir)
+{
+	struct stat sb;
+	char path[600];
+	int fd = open("/dev/null", O_RDWR);
+
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) && major(sb.st_rdev) == 1 &&
+	    minor(sb.st_rdev) == 3)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/null", dir);
+	if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0) {
+		fd = open(path, O_RDWR);
+		unlink(path);
+		return fd;
+	}
+	return open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 }
 
 void *t_half_bad(size_t len)

@@ -69,6 +69,9 @@ char *t_path(const char *dir, const char *name); /* static buffer rotation */
 void t_write_file(const char *path, size_t size, unsigned seed);
 int t_open(const char *path, int flags);
 void *t_bad_ptr(void); /* a PROT_NONE page */
+/* The null device, also where /dev/null has been replaced by a regular
+ * file (a private node in dir, or failing that a fresh file there). */
+int t_open_null(const char *dir);
 /* len bytes of which the first len/2 are readable and writable, the rest
  * in a PROT_NONE page (len <= 8192). */
 void *t_half_bad(size_t len);

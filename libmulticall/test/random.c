@@ -67,7 +67,7 @@ static void run(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	bind(fd[UR], (struct sockaddr *)&a, sizeof(a));
 	getsockname(fd[UR], (struct sockaddr *)&a, &al);
-	fd[DN] = t_open("/dev/null", O_RDWR);
+	fd[DN] = t_open_null(dir);
 	fd[XX] = dup(0);
 	close(fd[XX]);
 	if (rnd(2))
