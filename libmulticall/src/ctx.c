@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* Contexts: one per thread, created once, no per-call setup. */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+/* ---- fork detection ----
+ * A page mapped with MADV_WIPEONFORK reads as zeros in a child, so a
+ * context can tell, with one load, that its io_uring belongs to the parent.
+ * Where the kernel lacks it, a pthread_atfork handler bumps the epoch. */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static volatile unsigned long *fork_alive; /* 1 in this process, 0 in a fresh child */
+static unsigned long fork_epoch = 1;       /* inherited: bumped by each child */
+
+static void fork_child(void)
+{
+	__atomic_add_fetch(&fork_epoch, 1, __ATOMIC_RELAXED);
+}
+
+static void fork_init(void)
+{
+	long p = __mc_sys6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p >= 0 && __mc_sys6(SYS_madvise, p, 4096, MADV_WIPEONFORK, 0, 0, 0) == 0) {
+		fork_alive = (volatile unsigned long *)p;
+		*fork_alive = 1;
+		return;
+	}
+	if (p >= 0)
+		__mc_sys6(SYS_munmap, p, 4096, 0, 0, 0, 0);
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+unsigned long __mc_fork_epoch(void)
+{
+	int saved = errno;
+
+	pthread_once(&fork_once, fork_init);
+	errno = saved;
+	if (fork_alive && __mc_unlikely(*fork_alive == 0)) {
+		/* First look in a child (also one made by a raw clone or vfork
+		 * that skipped the atfork handlers). */
+		__atomic_add_fetch(&fork_epoch, 1, __ATOMIC_RELAXED);
+		*fork_alive = 1;
+	}
+	return __atomic_load_n(&fork_epoch, __ATOMIC_RELAXED);
+}
+
+/* ---- contexts ---- */
+
+static int kmod_open(struct mc_ctx *ctx)
+{
+	/* The module exposes /dev/multicall; there is none yet, and this kernel
+	 * cannot load modules.  A missing device is reported as ENODEV. */
+	long fd = __mc_sys(ctx, SYS_openat, AT_FDCWD, (long)"/dev/multicall", O_RDWR | O_CLOEXEC,
+			   0, 0, 0);
+
+	if (fd < 0)
+		return (fd == -ENOENT || fd == -ENXIO) ? -ENODEV : (int)fd;
+	/* A device of that name that does not answer the module's version
+	 * ioctl is not ours. */
+	__mc_sys(ctx, SYS_close, fd, 0, 0, 0, 0, 0);
+	return -ENODEV;
+}
+
+int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
+{
+	MC_ERRNO_SAVE;
+	struct mc_ctx *ctx;
+	int ret = 0;
+
+	if (!ctxp) {
+		ret = -EINVAL;
+		goto out;
+	}
+	*ctxp = NULL;
+	if (backend >= MC_BACKEND_COUNT) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ctx->backend = backend;
+	ctx->kmod_fd = -1;
+	ctx->iov = calloc(MC_MAX_CALLS, sizeof(*ctx->iov));
+	ctx->miov = calloc(MC_MAX_CALLS, sizeof(*ctx->miov));
+	ctx->mmsg = calloc(MC_MAX_CALLS, sizeof(*ctx->mmsg));
+	if (!ctx->iov || !ctx->miov || !ctx->mmsg) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	switch (backend) {
+	case MC_BACKEND_AUTO:
+		ctx->cal = __mc_calibration();
+		break;
+	case MC_BACKEND_URING:
+		ret = __mc_uring_setup(ctx);
+		if (ret < 0)
+			goto fail;
+		break;
+	case MC_BACKEND_KMOD:
+		ret = kmod_open(ctx);
+		if (ret < 0)
+			goto fail;
+		break;
+	default:
+		break;
+	}
+	*ctxp = ctx;
+	goto out;
+fail:
+	mc_ctx_free(ctx);
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}
+
+struct mc_ctx *mc_ctx_new(unsigned backend)
+{
+	struct mc_ctx *ctx = NULL;
+
+	mc_ctx_init(&ctx, backend);
+	return ctx;
+}
+
+void mc_ctx_free(struct mc_ctx *ctx)
+{
+	MC_ERRNO_SAVE;
+
+	if (!ctx)
+		return;
+	__mc_uring_free(ctx);
+	if (ctx->kmod_fd >= 0)
+		__mc_sys6(SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
+	free(ctx->iov);
+	free(ctx->miov);
+	free(ctx->mmsg);
+	free(ctx->bounce);
+	free(ctx->reg);
+	free(ctx);
+	MC_ERRNO_RESTORE;
+}
+
+int mc_fd_register(struct mc_ctx *ctx, int fd)
+{
+	MC_ERRNO_SAVE;
+	struct __mc_fdinfo fi;
+	int ret = 0;
+
+	if (!ctx || fd < 0 || fd >= (1 << 24)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (fd >= ctx->reg_cap) {
+		int cap = ctx->reg_cap ? ctx->reg_cap : 64;
+		struct __mc_fdinfo *r;
+
+		while (cap <= fd)
+			cap *= 2;
+		r = realloc(ctx->reg, (size_t)cap * sizeof(*r));
+		if (!r) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memset(r + ctx->reg_cap, 0, (size_t)(cap - ctx->reg_cap) * sizeof(*r));
+		ctx->reg = r;
+		ctx->reg_cap = cap;
+	}
+	fi = __mc_classify(ctx, fd, 1);
+	if (fi.cls == FDC_BAD) {
+		ret = -EBADF;
+		goto out;
+	}
+	ctx->reg[fd] = fi;
+	ctx->reg[fd].cls = (unsigned char)(fi.cls + 1);
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}
+
+int mc_fd_unregister(struct mc_ctx *ctx, int fd)
+{
+	if (!ctx || fd < 0)
+		return -EINVAL;
+	if (fd >= ctx->reg_cap || !ctx->reg[fd].cls)
+		return -ENOENT;
+	memset(&ctx->reg[fd], 0, sizeof(ctx->reg[fd]));
+	return 0;
+}
+
+int mc_ctx_stats(const struct mc_ctx *ctx, struct mc_stats *stats)
+{
+	if (!ctx || !stats)
+		return -EINVAL;
+	*stats = ctx->stats;
+	return 0;
+}
+
+int mc_ctx_stats_reset(struct mc_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	memset(&ctx->stats, 0, sizeof(ctx->stats));
+	return 0;
+}
+
+int mc_ctx_info(const struct mc_ctx *ctx, struct mc_info *info)
+{
+	const struct __mc_calib *cal;
+
+	if (!ctx || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->backend = ctx->backend;
+	cal = ctx->cal ? ctx->cal : __mc_calibration();
+	info->calibration = cal->status;
+	memcpy(info->calibration_path, cal->path, sizeof(info->calibration_path));
+	return 0;
+}
+
+const char *mc_backend_name(unsigned backend)
+{
+	static const char *const names[MC_BACKEND_COUNT] = {
+		"auto", "direct", "uring", "kmod", "fusion",
+	};
+	return backend < MC_BACKEND_COUNT ? names[backend] : NULL;
+}
+
+const char *mc_mech_name(unsigned mech)
+{
+	static const char *const names[MC_MECH_COUNT] = {
+		"direct", "writev", "readv", "preadv", "pwritev", "seek+preadv",
+		"sendmmsg", "recvmmsg", "uring", "copy_file_range", "sendfile",
+		"readv+sendmmsg", "kmod",
+	};
+	return mech < MC_MECH_COUNT ? names[mech] : NULL;
+}

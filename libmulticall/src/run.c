@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* mc_run, mc_run_loop, mc_explain: validation and the executor every
+ * backend shares.  The direct path is the reference semantics (seed 000
+ * fig. 2, 0-based); fusion and io_uring steps must leave exactly the state
+ * it would. */
+#include "internal.h"
+
+#include <limits.h>
+
+/* Calls a multi-call must not hold: they do not return to the caller, or
+ * return twice, or replace the process. */
+static int forbidden(long nr)
+{
+	switch (nr) {
+	case SYS_clone:
+	case SYS_clone3:
+#ifdef SYS_fork
+	case SYS_fork:
+#endif
+#ifdef SYS_vfork
+	case SYS_vfork:
+#endif
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_exit:
+	case SYS_exit_group:
+	case SYS_rt_sigreturn:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int predictable(long nr)
+{
+	return nr == SYS_read || nr == SYS_write || nr == SYS_pread64 || nr == SYS_pwrite64;
+}
+
+/* loop: references to a call at or after the referencing one are
+ * loop-carried and allowed; in a plain multi-call they are invalid. */
+static int validate(const struct mc_call *c, unsigned n, int loop)
+{
+	unsigned i, j;
+
+	if (n > MC_MAX_CALLS || (n && !c))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (c[i].flags & ~MC_CALL_FLAGS)
+			return -EINVAL;
+		if (forbidden(c[i].nr))
+			return -EINVAL;
+		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
+			return -EINVAL;
+		if (__mc_likely(!__mc_has_refs(&c[i])))
+			continue;
+		for (j = 0; j < 6; j++) {
+			unsigned r = c[i].ref[j];
+
+			if (!r)
+				continue;
+			if (loop ? r > n : r > i)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static unsigned exec_mode(const struct mc_ctx *ctx)
+{
+	return ctx->backend;
+}
+
+/* Kinds for the io_uring calibration. */
+static unsigned ukind(long nr)
+{
+	switch (nr) {
+	case SYS_read:
+	case SYS_pread64:
+	case SYS_readv:
+	case SYS_preadv:
+		return U_READ_FILE;
+	case SYS_write:
+	case SYS_pwrite64:
+	case SYS_writev:
+	case SYS_pwritev:
+		return U_WRITE_FILE;
+	default:
+		return U_OTHER;
+	}
+}
+
+/* Length of the run of io_uring-expressible calls at i, or 0. */
+static unsigned uring_span(struct __mc_run *run, unsigned i)
+{
+	unsigned j = i;
+
+	while (j < run->n && __mc_uring_expressible(run, j))
+		j++;
+	return j - i;
+}
+
+static int auto_wants_uring(struct __mc_run *run, unsigned i, unsigned span)
+{
+	const struct __mc_calib *cal = run->ctx->cal;
+	unsigned kind = ukind(run->c[i].nr), k, th;
+
+	for (k = i + 1; k < i + span; k++)
+		if (ukind(run->c[k].nr) != kind)
+			kind = U_OTHER;
+	th = cal->uring_min[kind];
+	return th && span >= th;
+}
+
+static int checked_failure(const struct mc_call *c, unsigned i)
+{
+	return c[i].result < 0 && (c[i].flags & MC_CHECK);
+}
+
+unsigned __mc_exec(struct __mc_run *run, unsigned first)
+{
+	struct mc_ctx *ctx = run->ctx;
+	struct mc_call *c = run->c;
+	unsigned n = run->n, i = first;
+
+	if (run->mode == MC_BACKEND_DIRECT) {
+		for (; i < n; i++) {
+			long r = __mc_exec_one(ctx, c, i);
+
+			if (r < 0 && (c[i].flags & MC_CHECK))
+				return i;
+		}
+		return n;
+	}
+
+	while (i < n) {
+		/* Every rule covers two calls or more, of one kind but for lseek
+		 * before reads: an isolated call costs one comparison. */
+		if (run->mode != MC_BACKEND_URING && i >= run->nofuse_until && i + 1 < n &&
+		    (c[i + 1].nr == c[i].nr || c[i].nr == SYS_lseek)) {
+			unsigned next, p;
+
+			if (__mc_fuse_at(run, i, &next, NULL)) {
+				for (p = i; p < next; p++)
+					if (checked_failure(c, p))
+						return p;
+				i = next;
+				continue;
+			}
+		}
+		if (run->mode == MC_BACKEND_URING ||
+		    (run->mode == MC_BACKEND_AUTO && run->ctx->cal->any_uring)) {
+			unsigned span = uring_span(run, i);
+
+			if (span && (run->mode == MC_BACKEND_URING || auto_wants_uring(run, i, span))) {
+				unsigned stop = 0, next;
+
+				next = (unsigned)__mc_uring_run(run, i, i + span, &stop);
+				if (stop)
+					return next;
+				if (next > i) {
+					run->nfd = 0; /* the segment may have opened or closed */
+					i = next;
+					continue;
+				}
+				/* io_uring unavailable: fall through to the call itself */
+			}
+		}
+		{
+			long r = __mc_exec_one(ctx, c, i);
+
+			if (r < 0 && (c[i].flags & MC_CHECK))
+				return i;
+			if (run->nfd && __mc_changes_fds(c[i].nr))
+				run->nfd = 0;
+		}
+		i++;
+	}
+	return n;
+}
+
+int mc_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n)
+{
+	MC_ERRNO_SAVE;
+	struct __mc_run run;
+	unsigned stop;
+	int ret;
+
+	if (!ctx) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = validate(calls, n, 0);
+	if (ret < 0)
+		goto out;
+	if (ctx->backend == MC_BACKEND_KMOD) {
+		ret = -ENODEV; /* no context of this kind can exist yet */
+		goto out;
+	}
+	ctx->stats.runs++;
+	run.ctx = ctx;
+	run.c = calls;
+	run.n = n;
+	run.mode = exec_mode(ctx);
+	run.nofuse_until = 0;
+	run.planning = 0;
+	run.nfd = 0; /* the descriptor cache's entries are read only below nfd */
+	stop = __mc_exec(&run, 0);
+	if (stop < n)
+		__mc_cancel_rest(calls, stop + 1, n);
+	ret = (int)stop;
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}
+
+static int cond_holds(const struct mc_loop *l, long r)
+{
+	switch (l->cond) {
+	case MC_WHILE_GT:
+		return r > l->value;
+	case MC_WHILE_GE:
+		return r >= l->value;
+	case MC_WHILE_EQ:
+		return r == l->value;
+	case MC_WHILE_NE:
+		return r != l->value;
+	case MC_WHILE_LT:
+		return r < l->value;
+	default:
+		return r <= l->value;
+	}
+}
+
+int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const struct mc_loop *loop,
+		unsigned long *iterations)
+{
+	MC_ERRNO_SAVE;
+	struct __mc_run run;
+	unsigned long it = 0;
+	unsigned stop;
+	int ret;
+
+	if (iterations)
+		*iterations = 0;
+	if (!ctx || !loop || n == 0 || loop->call >= n || loop->cond > MC_WHILE_LE ||
+	    loop->max_iterations == 0) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = validate(body, n, 1);
+	if (ret < 0)
+		goto out;
+	if (ctx->backend == MC_BACKEND_KMOD) {
+		ret = -ENODEV;
+		goto out;
+	}
+	ctx->stats.runs++;
+	if (ctx->backend == MC_BACKEND_AUTO || ctx->backend == MC_BACKEND_FUSION) {
+		ret = __mc_fuse_loop(ctx, ctx->backend, body, n, loop, &it, NULL);
+		if (ret >= 0)
+			goto done;
+	}
+	memset(&run, 0, sizeof(run));
+	run.ctx = ctx;
+	run.c = body;
+	run.mode = exec_mode(ctx);
+	ret = (int)n;
+	while (it < loop->max_iterations) {
+		it++;
+		run.nofuse_until = 0;
+		/* Up to and including the tested call, then the test, then the rest. */
+		run.n = loop->call + 1;
+		stop = __mc_exec(&run, 0);
+		if (stop <= loop->call) {
+			__mc_cancel_rest(body, stop + 1, n);
+			ret = (int)stop;
+			break;
+		}
+		if (!cond_holds(loop, body[loop->call].result)) {
+			__mc_cancel_rest(body, loop->call + 1, n);
+			break;
+		}
+		run.n = n;
+		stop = __mc_exec(&run, loop->call + 1);
+		if (stop < n) {
+			__mc_cancel_rest(body, stop + 1, n);
+			ret = (int)stop;
+			break;
+		}
+	}
+done:
+	if (iterations)
+		*iterations = it;
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}
+
+int mc_explain(struct mc_ctx *ctx, const struct mc_call *calls, unsigned n, struct mc_step *steps,
+	       unsigned max_steps)
+{
+	MC_ERRNO_SAVE;
+	struct __mc_run run;
+	unsigned i = 0, ns = 0;
+	int ret;
+
+	if (!ctx || (!steps && max_steps)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = validate(calls, n, 0);
+	if (ret < 0)
+		goto out;
+	memset(&run, 0, sizeof(run));
+	run.ctx = ctx;
+	run.c = (struct mc_call *)calls; /* planning never writes to calls */
+	run.n = n;
+	run.mode = exec_mode(ctx);
+	run.planning = 1;
+	while (i < n) {
+		struct mc_step s = { i, 1, MC_MECH_DIRECT, 1 };
+		unsigned next;
+
+		if (ctx->backend == MC_BACKEND_KMOD) {
+			s.count = n;
+			s.mech = MC_MECH_KMOD;
+		} else if (run.mode == MC_BACKEND_FUSION || run.mode == MC_BACKEND_AUTO) {
+			if (!__mc_fuse_at(&run, i, &next, &s)) {
+				s = (struct mc_step){ i, 1, MC_MECH_DIRECT, 1 };
+				if (run.mode == MC_BACKEND_AUTO && ctx->cal->any_uring) {
+					unsigned span = uring_span(&run, i);
+
+					if (span && auto_wants_uring(&run, i, span))
+						s = (struct mc_step){ i, span, MC_MECH_URING, 1 };
+				}
+			}
+		} else if (run.mode == MC_BACKEND_URING) {
+			unsigned span = uring_span(&run, i);
+
+			if (span)
+				s = (struct mc_step){ i, span, MC_MECH_URING, 1 };
+		}
+		if (s.mech == MC_MECH_DIRECT && __mc_changes_fds(calls[i].nr))
+			run.nfd = 0;
+		if (ns < max_steps)
+			steps[ns] = s;
+		ns++;
+		i += s.count;
+	}
+	ret = (int)ns;
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}

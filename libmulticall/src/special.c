@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Specialized multi-calls: the seeds' clusters (seed 000 §3.4, §4) as one
+ * function each. */
+#include "internal.h"
+
+#include <sys/time.h>
+
+int mc_copy(struct mc_ctx *ctx, int in, int out, void *buf, size_t bs,
+	    unsigned long max_iterations, long res[2], unsigned long *iterations)
+{
+	struct mc_call body[2];
+	struct mc_loop loop = { 0, MC_WHILE_GT, 0, max_iterations };
+	int ret;
+
+	if (!res)
+		return -EINVAL;
+	mc_prep_read(&body[0], in, buf, bs);
+	mc_prep_write(&body[1], out, buf, 0);
+	mc_set_ref(&body[1], 2, 0);
+	mc_set_check(&body[0]);
+	mc_set_check(&body[1]);
+	ret = mc_run_loop(ctx, body, 2, &loop, iterations);
+	if (ret >= 0) {
+		res[0] = body[0].result;
+		res[1] = body[1].result;
+	}
+	return ret;
+}
+
+int mc_read_sendto(struct mc_ctx *ctx, int in, void *buf, size_t len, int sock, int flags,
+		   const struct sockaddr *to, socklen_t tolen, unsigned long max_iterations,
+		   long res[2], unsigned long *iterations)
+{
+	struct mc_call body[2];
+	struct mc_loop loop = { 0, MC_WHILE_GT, 0, max_iterations };
+	int ret;
+
+	if (!res)
+		return -EINVAL;
+	mc_prep_read(&body[0], in, buf, len);
+	mc_prep_sendto(&body[1], sock, buf, 0, flags, to, tolen);
+	mc_set_ref(&body[1], 2, 0);
+	mc_set_check(&body[0]);
+	mc_set_check(&body[1]);
+	ret = mc_run_loop(ctx, body, 2, &loop, iterations);
+	if (ret >= 0) {
+		res[0] = body[0].result;
+		res[1] = body[1].result;
+	}
+	return ret;
+}
+
+int mc_select_time(struct mc_ctx *ctx, int nfds, fd_set *readfds, fd_set *writefds,
+		   fd_set *exceptfds, struct timeval *timeout, struct timeval *now, long res[2])
+{
+	MC_ERRNO_SAVE;
+	long r;
+	int ret;
+
+	if (!ctx || !res) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (ctx->backend == MC_BACKEND_KMOD) {
+		ret = -ENODEV;
+		goto out;
+	}
+	ctx->stats.runs++;
+#ifdef SYS_select
+	r = __mc_sys(ctx, SYS_select, nfds, (long)readfds, (long)writefds, (long)exceptfds,
+		     (long)timeout, 0);
+#else
+	r = -ENOSYS;
+#endif
+	res[0] = r;
+	ctx->stats.calls++;
+	ctx->stats.direct++;
+	if (r < 0) {
+		res[1] = -ECANCELED;
+		ret = 0;
+		goto out;
+	}
+	if (ctx->backend == MC_BACKEND_DIRECT || ctx->backend == MC_BACKEND_URING) {
+		res[1] = __mc_sys(ctx, SYS_gettimeofday, (long)now, 0, 0, 0, 0, 0);
+		ctx->stats.direct++;
+	} else {
+		/* The vDSO: the time without a crossing, as gettimeofday(3). */
+		res[1] = now ? gettimeofday(now, NULL) : 0;
+		ctx->stats.fused++;
+	}
+	ctx->stats.calls++;
+	ret = 2;
+out:
+	MC_ERRNO_RESTORE;
+	return ret;
+}
