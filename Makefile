@@ -18,6 +18,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps corpus
+	$(MAKE) -s -C libmulticall
 	$(CARGO) build --release --locked
 
 corpus:
@@ -36,13 +37,17 @@ test-rust:
 	$(CARGO) test --release --locked --workspace --no-fail-fast
 
 test-c:
+	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
 
 bench: build
 	@scripts/install-deps.sh --bench
+	$(MAKE) -C libmulticall bench
 	bench/run.sh
 
 clean:
 	$(CARGO) clean
+	$(MAKE) -C libmulticall clean
+	$(MAKE) -C runtime clean
 	$(MAKE) -C tests/corpus clean
 	rm -rf build
