@@ -1,8 +1,222 @@
-//! The BPF backend. PLACEHOLDER: filled in by the BPF work.
+//! The BPF backend: programs on the `raw_syscalls` raw tracepoints
+//! (`sys_enter`, `sys_exit`) and on `sched_process_fork` /
+//! `sched_process_exit` to follow every thread and process of the command.
+//!
+//! - [`Mode::Aggregate`]: the syscall graph is built in the kernel
+//!   (`aggregate.bpf.c`); user space reads the maps once, at the end.
+//! - [`Mode::Events`]: every call goes through a ring buffer
+//!   (`events.bpf.c`) into the profile builder.
+//!
+//! Everything that can fail for lack of permission (load, attach) happens
+//! before the command starts, so that the caller can fall back to ptrace.
+//! The command is forked and held at its gate, marked as recorded in the
+//! task storage map (keyed by a pidfd), then released; counting starts at
+//! its `execve`.
 
-use crate::{ExitStatus, RecordError, RecordOptions, Sink};
+mod aggregate;
+mod events;
+
+#[allow(clippy::all, unused_qualifications, dead_code)]
+mod skel {
+    pub mod aggregate {
+        include!(concat!(env!("OUT_DIR"), "/aggregate.skel.rs"));
+    }
+    pub mod events {
+        include!(concat!(env!("OUT_DIR"), "/events.skel.rs"));
+    }
+}
+
+use crate::launch::Child;
+use crate::{ExitStatus, Mode, RecordError, RecordOptions, Sink};
+use libbpf_rs::{MapCore, MapFlags};
 use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Mutex;
+use std::time::Duration;
+use syscluster_model::profile::NodeKeyMode;
+use syscluster_model::{syscalls, LossCause};
 
-pub fn record(_argv: &[OsString], _opts: &RecordOptions, _sink: &mut Sink) -> Result<ExitStatus, RecordError> {
-    Err(RecordError::BpfUnavailable("the BPF backend is not built yet".into()))
+/// The constants of `syscluster.h`, as the skeleton generated them.
+use skel::aggregate::types::{arg_info_bits, key_mode, limits, loss, phase};
+
+/// How often user space looks at the kernel's counters (and, in events
+/// mode, drains the ring buffer) while it waits.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Records `argv` with BPF; see the module documentation.
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+    let _quiet = LibbpfLog::capture();
+    match opts.mode {
+        Mode::Aggregate => aggregate::record(argv, opts, sink),
+        Mode::Events => events::record(argv, opts, sink),
+    }
+}
+
+/// `arg_info[nr]` of the BPF programs: where each call's fd and path
+/// arguments are, from the model's syscall table.
+fn arg_info_table() -> [u8; limits::NR_SLOTS.0 as usize] {
+    let mut t = [0u8; limits::NR_SLOTS.0 as usize];
+    for (nr, slot) in t.iter_mut().enumerate() {
+        if let Some(info) = syscalls::by_nr(nr as u32) {
+            let fd = info.fd_arg().map_or(0, |i| i as u8 + 1);
+            let path = info.path_arg().map_or(0, |i| i as u8 + 1);
+            *slot = (fd & arg_info_bits::ARG_FD_MASK.0 as u8) | (path << arg_info_bits::ARG_PATH_SHIFT.0 as u8);
+        }
+    }
+    t
+}
+
+fn key_mode_of(m: NodeKeyMode) -> key_mode {
+    match m {
+        NodeKeyMode::Name => key_mode::KEY_NAME,
+        NodeKeyMode::Fd => key_mode::KEY_FD,
+        NodeKeyMode::Callsite => key_mode::KEY_CALLSITE,
+    }
+}
+
+/// The loss causes of the kernel's `lost[]` counters.
+fn loss_cause(i: usize) -> Option<LossCause> {
+    Some(match i as u32 {
+        x if x == loss::LOSS_RINGBUF.0 as u32 => LossCause::RingBufferFull,
+        x if x == loss::LOSS_MAP_FULL.0 as u32 => LossCause::MapFull,
+        x if x == loss::LOSS_UNTRACKED.0 as u32 => LossCause::Untracked,
+        x if x == loss::LOSS_CALLSITE.0 as u32 => LossCause::CallsiteUnknown,
+        _ => return None,
+    })
+}
+
+/// Adds the kernel's loss counters to the profile.
+fn report_losses(lost: &[u64], sink: &mut Sink) {
+    for (i, &n) in lost.iter().enumerate() {
+        if let Some(cause) = loss_cause(i) {
+            sink.builder.lost(cause, n);
+        }
+    }
+}
+
+/// A failure before the command started: BPF is not usable here.
+fn unavailable(what: &str, e: libbpf_rs::Error) -> RecordError {
+    let detail = LibbpfLog::last_error();
+    let hint = if e.kind() == libbpf_rs::ErrorKind::PermissionDenied {
+        " (loading BPF programs needs root, or CAP_BPF and CAP_PERFMON)"
+    } else {
+        ""
+    };
+    match detail {
+        Some(d) => RecordError::BpfUnavailable(format!("{what}: {e}{hint}; libbpf: {d}")),
+        None => RecordError::BpfUnavailable(format!("{what}: {e}{hint}")),
+    }
+}
+
+/// Views a generated `#[repr(C)]` type as the bytes the kernel expects.
+fn bytes_of<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: T is a plain C struct of integers (generated from BTF); every
+    // byte of it may be read.
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}
+
+/// Reads a generated `#[repr(C)]` type from the start of `b`.
+fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
+    if b.len() < std::mem::size_of::<T>() {
+        return None;
+    }
+    // SAFETY: the length is checked; T is plain old data, valid for any bytes.
+    Some(unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) })
+}
+
+fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pidfd_open returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Forks the command held at its gate and marks it recorded: its entry in
+/// the `tasks` task storage map (keyed by a pidfd) becomes `armed`, whose
+/// bytes the caller gives. Failing here is still failing before the command
+/// runs: a child dropped at its gate exits without running.
+fn spawn_armed(argv: &[OsString], tasks: &dyn MapCore, armed: &[u8]) -> Result<Child, RecordError> {
+    let child = Child::spawn(argv, None)?;
+    let pidfd = pidfd_open(child.pid)
+        .map_err(|e| RecordError::BpfUnavailable(format!("pidfd_open of the command: {e}")))?;
+    let key = pidfd.as_raw_fd().to_ne_bytes();
+    tasks.update(&key, armed, MapFlags::ANY).map_err(|e| unavailable("marking the command as recorded", e))?;
+    Ok(child)
+}
+
+/// The value of a task state whose first member is `task_common`, armed.
+fn armed_phase() -> u8 {
+    phase::PHASE_ARMED.0 as u8
+}
+
+/// Waits until the command has ended and no recorded task is left (its
+/// descendants may outlive it), calling `tick` every [`TICK`] meanwhile.
+fn wait_all(
+    child: &mut Child,
+    live: &dyn Fn() -> i64,
+    tick: &mut dyn FnMut(),
+) -> Result<ExitStatus, RecordError> {
+    crate::launch::forward_signals_to(child.pid);
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            let mut st = 0;
+            let r = unsafe { libc::waitpid(child.pid, &mut st, libc::WNOHANG) };
+            if r == child.pid {
+                status = ExitStatus::from_wait(st);
+                if let Some(s) = status {
+                    child.set_reaped(s);
+                }
+            } else if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return Err(RecordError::Backend(format!("waiting for the command: {}", io::Error::last_os_error())));
+            }
+        }
+        if let Some(s) = status {
+            if live() <= 0 {
+                return Ok(s);
+            }
+        }
+        tick();
+    }
+}
+
+/// libbpf's messages: kept (not printed) while a recording sets up, so
+/// that a failure can say what libbpf saw.
+struct LibbpfLog {
+    previous: Option<(libbpf_rs::PrintLevel, libbpf_rs::PrintCallback)>,
+}
+
+static LIBBPF_LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+impl LibbpfLog {
+    fn capture() -> LibbpfLog {
+        if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
+            return LibbpfLog { previous: libbpf_rs::get_print() };
+        }
+        LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        fn keep(_level: libbpf_rs::PrintLevel, msg: String) {
+            let mut lines = LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner());
+            if lines.len() >= 64 {
+                lines.remove(0);
+            }
+            lines.push(msg.trim_end().to_string());
+        }
+        let previous = libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Warn, keep)));
+        LibbpfLog { previous }
+    }
+
+    /// The last line libbpf reported as an error.
+    fn last_error() -> Option<String> {
+        let lines = LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner());
+        lines.iter().rev().find(|l| !l.is_empty()).cloned()
+    }
+}
+
+impl Drop for LibbpfLog {
+    fn drop(&mut self) {
+        libbpf_rs::set_print(self.previous.take());
+    }
 }

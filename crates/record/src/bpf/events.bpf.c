@@ -1,0 +1,161 @@
+/* Events mode: every call streamed to user space through a ring buffer.
+ *
+ * A call's entry is kept in its thread's task storage; one record per call
+ * is written when it returns (or, for calls that never return, when the
+ * thread exits).  Records are submitted without waking the consumer, which
+ * polls on a timer; only a ring more than half full wakes it, so the
+ * recorded program pays no wakeup (an IPI) per call. */
+#define TASK_STATE struct ev_task
+#include "common.bpf.h"
+
+/* Force a wakeup when this many bytes wait in the ring (set to half its
+ * size before load). */
+const volatile __u64 wake_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* resized before load */
+} events SEC(".maps");
+
+/* A record with its path. */
+struct ev_record_path {
+	struct ev_record r;
+	char path[PATH_CAP];
+};
+
+static __always_inline void on_new_task(struct task_struct *child)
+{
+}
+
+static __always_inline void init_state(struct ev_task *st)
+{
+}
+
+static __always_inline __u64 wake_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
+									   : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill(struct ev_record *r, struct ev_task *st, __u64 id, long ret, __u8 flags,
+				 __u64 now)
+{
+	r->kind = REC_CALL;
+	r->flags = flags | (st->c.gap ? RF_GAP : 0);
+	r->path_len = st->path_len;
+	r->nr = st->nr;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->ret = ret;
+	for (int i = 0; i < 6; i++)
+		r->args[i] = st->args[i];
+	r->enter_ns = st->enter_ns;
+	r->exit_ns = now;
+	r->site = st->site;
+}
+
+/* Emits the call in flight; `flags` has RF_RET when it returned `ret`. */
+static __noinline void emit_call(struct ev_task *st, long ret, __u8 flags)
+{
+	if (!st)
+		return;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	st->c.pending = 0;
+	if (st->path_len) {
+		struct ev_record_path *rp = bpf_ringbuf_reserve(&events, sizeof(*rp), 0);
+		if (!rp)
+			goto lost;
+		fill(&rp->r, st, id, ret, flags, now);
+		__builtin_memcpy(rp->path, st->path, PATH_CAP);
+		bpf_ringbuf_submit(rp, wake_flag());
+	} else {
+		struct ev_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (!r)
+			goto lost;
+		fill(r, st, id, ret, flags, now);
+		bpf_ringbuf_submit(r, wake_flag());
+	}
+	st->c.gap = 0;
+	return;
+lost:
+	count_loss(LOSS_RINGBUF, 1);
+	st->c.gap = 1;
+}
+
+SEC("raw_tp/sys_enter")
+int on_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ev_task *st = task_state(task);
+	if (!st)
+		return 0;
+	long nr = ctx->args[1];
+	if (st->c.phase != PHASE_COUNTING) {
+		if (nr != __NR_execve && nr != __NR_execveat)
+			return 0;
+		st->c.phase = PHASE_COUNTING;
+	}
+	if (st->c.pending) /* the previous call never returned */
+		emit_call(st, 0, 0);
+	struct pt_regs *regs = bpf_task_pt_regs(task);
+	st->nr = nr;
+	st->args[0] = regs->di;
+	st->args[1] = regs->si;
+	st->args[2] = regs->dx;
+	st->args[3] = regs->r10;
+	st->args[4] = regs->r8;
+	st->args[5] = regs->r9;
+	st->path_len = 0;
+	if (nr >= 0 && nr < NR_SLOTS) {
+		__u8 info = arg_info[nr];
+		if (info >> ARG_PATH_SHIFT) {
+			__u64 p = reg_arg(regs, (info >> ARG_PATH_SHIFT) - 1);
+			long n = bpf_probe_read_user_str(st->path, PATH_CAP, (const void *)p);
+			if (n > 0)
+				st->path_len = n;
+		}
+	}
+	st->c.pending = 1;
+	st->enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ev_task *st = current_state();
+	if (!st || !st->c.pending)
+		return 0;
+	emit_call(st, ctx->args[1], RF_RET);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ev_task *st = task_state(task);
+	if (!st)
+		return 0;
+	if (st->c.phase == PHASE_COUNTING) {
+		if (st->c.pending) /* exit, exit_group, or killed in a call */
+			emit_call(st, 0, 0);
+		struct ev_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (r) {
+			__u64 id = bpf_get_current_pid_tgid();
+			__builtin_memset(r, 0, sizeof(*r));
+			r->kind = REC_EXIT;
+			r->flags = ctx->args[1] ? RF_GROUP_DEAD : 0; /* group_dead */
+			r->pid = id >> 32;
+			r->tid = (__u32)id;
+			r->exit_ns = bpf_ktime_get_ns();
+			bpf_ringbuf_submit(r, wake_flag());
+		} else {
+			count_loss(LOSS_UNTRACKED, 1); /* a thread exit, not a call */
+		}
+	}
+	bpf_task_storage_delete(&tasks, task);
+	__sync_fetch_and_add(&live_tasks, -1);
+	return 0;
+}

@@ -1,0 +1,161 @@
+/* Types and constants shared by the BPF programs and their Rust loader (which
+ * sees them through the skeleton's generated types, never hand-copied). */
+#ifndef SYSCLUSTER_H
+#define SYSCLUSTER_H
+
+/* Constants are enums, so that they reach the Rust side through BTF. */
+
+enum limits {
+	NR_SLOTS = 512,    /* size of the per-syscall tables; numbers are below */
+	PATH_CAP = 256,    /* bytes of a path argument captured, NUL included */
+	CACHE_SLOTS = 64,  /* aggregate mode: entries of a thread's edge cache */
+	CACHE_SHIFT = 58,  /* 64 - log2(CACHE_SLOTS) */
+};
+
+/* arg_info[nr]: bits 0-3 = fd argument index + 1, bits 4-7 = path argument
+ * index + 1; 0 = none. */
+enum arg_info_bits {
+	ARG_FD_MASK = 0xf,
+	ARG_PATH_SHIFT = 4,
+};
+
+enum key_mode {
+	KEY_NAME = 0,
+	KEY_FD = 1,
+	KEY_CALLSITE = 2,
+};
+
+/* Aggregate mode: a node key is a u64.  Bits 0-15: the syscall number
+ * (0xffff for numbers that do not fit); KEY_HAS_FD: bits 32-63 hold the fd
+ * argument's low 32 bits, KEY_FD_HIGH: its high 32 bits were all ones (else
+ * they were taken as zeros: fd parameters are ints, or hold one);
+ * KEY_HAS_SITE: bits 32-63 hold a callsite id.  A
+ * thread's first call is an edge from the key with all bits set (no call
+ * has it: 0xffff has no fd argument). */
+enum key_bits {
+	KEY_NR_MASK = 0xffff,
+	KEY_HAS_FD = 0x10000,
+	KEY_HAS_SITE = 0x20000,
+	KEY_FD_HIGH = 0x40000,
+	KEY_ARG_SHIFT = 32,
+};
+#define NODE_START 0xffffffffffffffffULL
+
+enum phase {
+	PHASE_ARMED = 1,    /* the command at its gate: counting starts at execve */
+	PHASE_COUNTING = 2,
+};
+
+/* Indexes of the lost[] counters. */
+enum loss {
+	LOSS_RINGBUF = 0,
+	LOSS_MAP_FULL = 1,
+	LOSS_UNTRACKED = 2,
+	LOSS_CALLSITE = 3,
+	LOSS_N = 4,
+};
+
+/* Events mode: record kinds and flags. */
+enum rec_kind {
+	REC_CALL = 1,
+	REC_EXIT = 2,
+};
+
+enum rec_flag {
+	RF_RET = 1,         /* ret is valid: the call returned */
+	RF_GAP = 2,         /* records of this thread were lost just before */
+	RF_SITE = 4,        /* site is valid */
+	RF_GROUP_DEAD = 8,  /* REC_EXIT: the last thread of its process */
+	RF_PATH_TRUNC = 16, /* the path was longer than PATH_CAP - 1 */
+};
+
+struct edge_key {
+	__u64 from;
+	__u64 to;
+};
+
+struct edge_val {
+	__u64 count;
+	__u64 errors;
+	__u64 kernel_ns;
+};
+
+/* A code location: the file (device in the kernel's encoding, inode) and the
+ * offset of the address in it. */
+struct site {
+	__u32 dev;
+	__u32 _pad;
+	__u64 ino;
+	__u64 off;
+};
+
+/* One call (REC_CALL) or one thread exit (REC_EXIT); a REC_CALL with a path
+ * is followed by PATH_CAP bytes, path_len of them used (with the NUL). */
+struct ev_record {
+	__u8 kind;
+	__u8 flags;
+	__u16 path_len;
+	__u32 nr;
+	__u32 pid;
+	__u32 tid;
+	__s64 ret;
+	__u64 args[6];
+	__u64 enter_ns;
+	__u64 exit_ns;
+	struct site site;
+};
+
+/* The start of every task's state (task storage value). */
+struct task_common {
+	__u8 phase;
+	__u8 pending; /* a call entered and has not returned */
+	__u8 gap;     /* events mode: records of this thread were lost */
+	__u8 _pad;
+};
+
+/* Aggregate mode: one entry of a thread's edge cache. */
+struct edge_slot {
+	__u64 from;
+	__u64 to;
+	__u64 count;
+	__u64 errors;
+	__u64 kernel_ns;
+};
+
+/* Aggregate mode: a recorded thread's state. */
+struct agg_task {
+	struct task_common c;
+	__u32 cur; /* cache slot of the call in flight */
+	__u64 prev;
+	__u64 enter_ns;
+	struct edge_slot cache[CACHE_SLOTS];
+};
+
+/* Events mode: a recorded thread's state, the call in flight. */
+struct ev_task {
+	struct task_common c;
+	__u32 nr;
+	__u16 path_len;
+	__u16 _pad;
+	__u32 _pad2;
+	__u64 args[6];
+	__u64 enter_ns;
+	struct site site;
+	char path[PATH_CAP];
+};
+
+/* Never used: it puts the enums and the record type into the object's BTF,
+ * so that the Rust skeleton generates them. */
+struct abi {
+	enum limits limits;
+	enum arg_info_bits arg_info_bits;
+	enum key_mode key_mode;
+	enum key_bits key_bits;
+	enum phase phase;
+	enum loss loss;
+	enum rec_kind rec_kind;
+	enum rec_flag rec_flag;
+	struct ev_record ev_record;
+};
+
+#endif
