@@ -6,7 +6,7 @@ use libbpf_cargo::SkeletonBuilder;
 use std::env;
 use std::path::PathBuf;
 
-const PROGRAMS: &[&str] = &["aggregate", "events"];
+const PROGRAMS: &[&str] = &["aggregate", "events", "floor"];
 
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/bpf");
@@ -24,7 +24,7 @@ fn main() {
         if let Err(e) = SkeletonBuilder::new()
             .source(&src)
             .clang(&clang)
-            .clang_args([std::ffi::OsString::from("-I"), dir.clone().into_os_string(), "-Wall".into()])
+            .clang_args([std::ffi::OsString::from("-I"), dir.clone().into_os_string(), "-Wall".into(), "-mcpu=v3".into()])
             .build_and_generate(&skel)
         {
             panic!("building {}: {e:#}", src.display());

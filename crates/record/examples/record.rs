@@ -1,6 +1,8 @@
 //! A bare driver of the recorder library, for measuring the backends before
 //! the CLI has them: `record [--mode aggregate|events] [--backend bpf|ptrace]
-//! [--node-key name|fd|callsite] [--no-callsites] [--json FILE] -- CMD...`.
+//! [--node-key name|fd|callsite] [--no-callsites] [-o FILE] -- CMD...`;
+//! `record --floor enter|both -- CMD` runs CMD with empty BPF programs on
+//! the attach points (the benchmark's floor).
 use std::ffi::OsString;
 use syscluster_model::profile::NodeKeyMode;
 use syscluster_record::{record, Backend, Mode, RecordOptions};
@@ -9,6 +11,7 @@ fn main() {
     let mut args = std::env::args_os().skip(1);
     let mut o = RecordOptions::default();
     let mut json = None;
+    let mut floor = None;
     let mut argv: Vec<OsString> = Vec::new();
     while let Some(a) = args.next() {
         match a.to_str() {
@@ -23,11 +26,24 @@ fn main() {
             }
             Some("--no-callsites") => o.callsites = false,
             Some("--ring") => o.ring_buffer_bytes = args.next().unwrap().to_str().unwrap().parse().unwrap(),
-            Some("--json") => json = args.next(),
+            Some("--json" | "-o") => json = args.next(),
+            Some("--floor") => floor = Some(args.next().unwrap() == "both"),
             Some("--") => {
                 argv.extend(args.by_ref());
             }
             _ => argv.push(a),
+        }
+    }
+    if let Some(exit_too) = floor {
+        let status = syscluster_record::bpf::with_floor(exit_too, || {
+            std::process::Command::new(&argv[0]).args(&argv[1..]).status().unwrap()
+        });
+        match status {
+            Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+            Err(e) => {
+                eprintln!("record: {e}");
+                std::process::exit(1);
+            }
         }
     }
     match record(&argv, &o) {

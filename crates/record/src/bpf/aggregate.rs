@@ -3,7 +3,7 @@
 
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
-use super::{arg_info_table, armed_phase, bytes_of, key_mode_of, read_as, report_losses, spawn_armed, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
@@ -25,16 +25,15 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
+    rodata.time_all = std::env::var_os("SYSCLUSTER_TIME_ALL").is_some() as u8; // EXPERIMENT
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
     skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    unsafe { std::ptr::write_volatile(&mut (*bss).live_tasks, 1) };
-    let mut armed = types::agg_task::default();
-    armed.c.phase = armed_phase();
-    let mut child = spawn_armed(argv, &skel.maps.tasks, bytes_of(&armed))?;
+    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, unadopted: &mut (*bss).unadopted } };
+    let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
     child.release()?;
     let live = || unsafe { std::ptr::read_volatile(&(*bss).live_tasks) };
     let status = wait_all(&mut child, &live, &mut || std::thread::sleep(TICK))?;
@@ -93,7 +92,10 @@ fn read_graph(edges: &dyn MapCore, sink: &mut Sink) -> Result<(), RecordError> {
         let n = nodes.entry(key.to).or_default();
         n.count += val.count;
         n.errors += val.errors;
-        n.kernel_ns += val.kernel_ns;
+        // The kernel times a sample of the calls: scale it to all of them.
+        if val.timed > 0 {
+            n.kernel_ns += (val.kernel_ns as u128 * val.count as u128 / val.timed as u128) as u64;
+        }
         if key.from != NODE_START {
             sink.builder.add_edge(raw_key(key.from), raw_key(key.to), val.count);
         }

@@ -1,6 +1,6 @@
 /* Events mode: every call streamed to user space through a ring buffer.
  *
- * A call's entry is kept in its thread's task storage; one record per call
+ * A call's entry is kept in its thread's state; one record per call
  * is written when it returns (or, for calls that never return, when the
  * thread exits).  Records are submitted without waking the consumer, which
  * polls on a timer; only a ring more than half full wakes it, so the
@@ -29,6 +29,7 @@ static __always_inline void on_new_task(struct task_struct *child)
 
 static __always_inline void init_state(struct ev_task *st)
 {
+	st->path_len = 0;
 }
 
 static __always_inline __u64 wake_flag(void)
@@ -86,8 +87,8 @@ lost:
 SEC("raw_tp/sys_enter")
 int on_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct ev_task *st = task_state(task);
+	__u64 regs_at = ctx->args[0];
+	struct ev_task *st = task_state(regs_at);
 	if (!st)
 		return 0;
 	long nr = ctx->args[1];
@@ -98,19 +99,22 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	}
 	if (st->c.pending) /* the previous call never returned */
 		emit_call(st, 0, 0);
-	struct pt_regs *regs = bpf_task_pt_regs(task);
+	struct pt_regs regs;
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)regs_at))
+		__builtin_memset(&regs, 0, sizeof(regs));
 	st->nr = nr;
-	st->args[0] = regs->di;
-	st->args[1] = regs->si;
-	st->args[2] = regs->dx;
-	st->args[3] = regs->r10;
-	st->args[4] = regs->r8;
-	st->args[5] = regs->r9;
+	st->args[0] = regs.di;
+	st->args[1] = regs.si;
+	st->args[2] = regs.dx;
+	st->args[3] = regs.r10;
+	st->args[4] = regs.r8;
+	st->args[5] = regs.r9;
 	st->path_len = 0;
 	if (nr >= 0 && nr < NR_SLOTS) {
 		__u8 info = arg_info[nr];
 		if (info >> ARG_PATH_SHIFT) {
-			__u64 p = reg_arg(regs, (info >> ARG_PATH_SHIFT) - 1);
+			__u32 i = ((info >> ARG_PATH_SHIFT) - 1) & 7;
+			__u64 p = i < 6 ? st->args[i] : 0;
 			long n = bpf_probe_read_user_str(st->path, PATH_CAP, (const void *)p);
 			if (n > 0)
 				st->path_len = n;
@@ -124,7 +128,7 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int on_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct ev_task *st = current_state();
+	struct ev_task *st = task_state(ctx->args[0]);
 	if (!st || !st->c.pending)
 		return 0;
 	emit_call(st, ctx->args[1], RF_RET);
@@ -134,8 +138,8 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_exit")
 int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct ev_task *st = task_state(task);
+	__u64 regs = current_regs();
+	struct ev_task *st = task_state(regs);
 	if (!st)
 		return 0;
 	if (st->c.phase == PHASE_COUNTING) {
@@ -155,7 +159,6 @@ int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
 			count_loss(LOSS_UNTRACKED, 1); /* a thread exit, not a call */
 		}
 	}
-	bpf_task_storage_delete(&tasks, task);
-	__sync_fetch_and_add(&live_tasks, -1);
+	release_state(regs, st);
 	return 0;
 }

@@ -3,7 +3,7 @@
 
 use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
-use super::{arg_info_table, armed_phase, bytes_of, key_mode_of, read_as, report_losses, spawn_armed, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
@@ -36,10 +36,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    unsafe { std::ptr::write_volatile(&mut (*bss).live_tasks, 1) };
-    let mut armed = types::ev_task::default();
-    armed.c.phase = armed_phase();
-    let mut child = spawn_armed(argv, &skel.maps.tasks, bytes_of(&armed))?;
+    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, unadopted: &mut (*bss).unadopted } };
+    let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
 
     let status = {
         let mut consumer = Consumer { sink: &mut *sink };

@@ -9,9 +9,8 @@
 //!
 //! Everything that can fail for lack of permission (load, attach) happens
 //! before the command starts, so that the caller can fall back to ptrace.
-//! The command is forked and held at its gate, marked as recorded in the
-//! task storage map (keyed by a pidfd), then released; counting starts at
-//! its `execve`.
+//! The command is forked and held at its gate, registered to be recorded,
+//! then released; counting starts at its `execve`.
 
 mod aggregate;
 mod events;
@@ -24,14 +23,18 @@ mod skel {
     pub mod events {
         include!(concat!(env!("OUT_DIR"), "/events.skel.rs"));
     }
+    pub mod floor {
+        include!(concat!(env!("OUT_DIR"), "/floor.skel.rs"));
+    }
 }
 
 use crate::launch::Child;
 use crate::{ExitStatus, Mode, RecordError, RecordOptions, Sink};
 use libbpf_rs::{MapCore, MapFlags};
 use std::ffi::OsString;
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use std::time::Duration;
 use syscluster_model::profile::NodeKeyMode;
@@ -51,6 +54,21 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         Mode::Aggregate => aggregate::record(argv, opts, sink),
         Mode::Events => events::record(argv, opts, sink),
     }
+}
+
+/// Runs `f` while empty programs are attached to `sys_enter` (and
+/// `sys_exit` if `exit_too`): what the attach points alone cost, the floor
+/// of this backend's overhead. For the benchmark (`bench/record/`).
+pub fn with_floor<R>(exit_too: bool, f: impl FnOnce() -> R) -> Result<R, RecordError> {
+    let _quiet = LibbpfLog::capture();
+    let mut object = MaybeUninit::uninit();
+    let mut open = skel::floor::FloorSkelBuilder::default()
+        .open(&mut object)
+        .map_err(|e| unavailable("opening the BPF object", e))?;
+    open.progs.floor_exit.set_autoload(exit_too);
+    let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
+    skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+    Ok(f())
 }
 
 /// `arg_info[nr]` of the BPF programs: where each call's fd and path
@@ -109,13 +127,6 @@ fn unavailable(what: &str, e: libbpf_rs::Error) -> RecordError {
     }
 }
 
-/// Views a generated `#[repr(C)]` type as the bytes the kernel expects.
-fn bytes_of<T: Copy>(v: &T) -> &[u8] {
-    // SAFETY: T is a plain C struct of integers (generated from BTF); every
-    // byte of it may be read.
-    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
-}
-
 /// Reads a generated `#[repr(C)]` type from the start of `b`.
 fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
     if b.len() < std::mem::size_of::<T>() {
@@ -125,31 +136,29 @@ fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
     Some(unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) })
 }
 
-fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pidfd_open returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
-/// Forks the command held at its gate and marks it recorded: its entry in
-/// the `tasks` task storage map (keyed by a pidfd) becomes `armed`, whose
-/// bytes the caller gives. Failing here is still failing before the command
-/// runs: a child dropped at its gate exits without running.
-fn spawn_armed(argv: &[OsString], tasks: &dyn MapCore, armed: &[u8]) -> Result<Child, RecordError> {
+/// Forks the command held at its gate and registers it to be recorded
+/// (its tid in the `children` map, armed: counting starts at its execve).
+/// Failing here is still failing before the command runs: a child dropped
+/// at its gate exits without running.
+fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) -> Result<Child, RecordError> {
     let child = Child::spawn(argv, None)?;
-    let pidfd = pidfd_open(child.pid)
-        .map_err(|e| RecordError::BpfUnavailable(format!("pidfd_open of the command: {e}")))?;
-    let key = pidfd.as_raw_fd().to_ne_bytes();
-    tasks.update(&key, armed, MapFlags::ANY).map_err(|e| unavailable("marking the command as recorded", e))?;
+    // SAFETY: see Counters; nothing runs in the kernel for it yet.
+    unsafe {
+        std::ptr::write_volatile(counters.live, 1);
+        std::ptr::write_volatile(counters.unadopted, 1);
+    }
+    let tid = (child.pid as u32).to_ne_bytes();
+    children
+        .update(&tid, &[phase::PHASE_ARMED.0 as u8], MapFlags::ANY)
+        .map_err(|e| unavailable("registering the command", e))?;
     Ok(child)
 }
 
-/// The value of a task state whose first member is `task_common`, armed.
-fn armed_phase() -> u8 {
-    phase::PHASE_ARMED.0 as u8
+/// The counters of a loaded program's .bss that the loader writes.
+#[derive(Clone, Copy)]
+struct Counters {
+    live: *mut i64,
+    unadopted: *mut i64,
 }
 
 /// Waits until the command has ended and no recorded task is left (its

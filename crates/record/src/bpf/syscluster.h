@@ -10,6 +10,10 @@ enum limits {
 	PATH_CAP = 256,    /* bytes of a path argument captured, NUL included */
 	CACHE_SLOTS = 64,  /* aggregate mode: entries of a thread's edge cache */
 	CACHE_SHIFT = 58,  /* 64 - log2(CACHE_SLOTS) */
+	TASK_SLOTS_LOG2 = 12,
+	TASK_SLOTS = 4096, /* 1 << TASK_SLOTS_LOG2: states found without a helper */
+	TIME_FIRST = 8,    /* aggregate mode: time the first calls of each edge entry, */
+	TIME_MASK = 15,    /* then one call in TIME_MASK + 1, at random */
 };
 
 /* arg_info[nr]: bits 0-3 = fd argument index + 1, bits 4-7 = path argument
@@ -77,6 +81,7 @@ struct edge_key {
 struct edge_val {
 	__u64 count;
 	__u64 errors;
+	__u64 timed;
 	__u64 kernel_ns;
 };
 
@@ -107,10 +112,13 @@ struct ev_record {
 
 /* The start of every task's state (task storage value). */
 struct task_common {
+	__u64 owner;   /* the pt_regs address of the task holding the state; 0: free */
 	__u8 phase;
-	__u8 pending; /* a call entered and has not returned */
-	__u8 gap;     /* events mode: records of this thread were lost */
-	__u8 _pad;
+	__u8 pending;  /* a call entered and has not returned */
+	__u8 gap;      /* events mode: records of this thread were lost */
+	__u8 spilled;  /* the state is in `spill`, not in `slots` */
+	__u8 timed;    /* aggregate mode: the call in flight is being timed */
+	__u8 _pad[3];
 };
 
 /* Aggregate mode: one entry of a thread's edge cache. */
@@ -119,13 +127,15 @@ struct edge_slot {
 	__u64 to;
 	__u64 count;
 	__u64 errors;
-	__u64 kernel_ns;
+	__u64 timed;     /* calls whose time in the kernel was measured */
+	__u64 kernel_ns; /* their total time */
 };
 
 /* Aggregate mode: a recorded thread's state. */
 struct agg_task {
 	struct task_common c;
 	__u32 cur; /* cache slot of the call in flight */
+	__u32 rng; /* xorshift state: which calls are timed */
 	__u64 prev;
 	__u64 enter_ns;
 	struct edge_slot cache[CACHE_SLOTS];
