@@ -12,8 +12,9 @@ set -euo pipefail
 # Build: clang compiles the BPF programs, libelf and zlib are needed by the
 # vendored libbpf, liburing by libmulticall.
 BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev)
-# Tests: real programs to trace and compare with.
-TEST=(strace coreutils python3 graphviz)
+# Tests: real programs to trace and compare with; libc's debug info (the
+# symbolizer's separate-debug-file test).
+TEST=(strace coreutils python3 graphviz libc6-dbg)
 # Benchmarks: the tools a user would pick instead.
 BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
 BROWSER=(chromium)

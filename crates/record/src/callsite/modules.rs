@@ -30,6 +30,12 @@ pub fn dev_from_kernel(kdev: u32) -> u64 {
     libc::makedev(major as u32, minor as u32)
 }
 
+/// Converts a user-space device number (`st_dev`) to the kernel-internal
+/// encoding (`MKDEV`), the inverse of [`dev_from_kernel`].
+pub fn dev_to_kernel(dev: u64) -> u32 {
+    (libc::major(dev) << 20) | (libc::minor(dev) & 0xfffff)
+}
+
 impl Modules {
     pub fn new() -> Modules {
         Modules::default()
