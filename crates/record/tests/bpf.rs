@@ -142,7 +142,7 @@ fn write8_edges_and_counts() {
         assert!(p.node(id(p, "write(3)").unwrap()).kernel_ns > 0, "{mode:?}: time in the kernel");
         assert_eq!((p.meta.processes, p.meta.threads), (1, 1), "{mode:?}");
         assert_eq!(std::fs::metadata(&out).unwrap().len(), 40000, "the program's output is unchanged");
-        assert!(p.lost_events.is_empty(), "{mode:?}: {:?}", p.lost_events);
+        assert_eq!(p.lost_events.total, 0, "{mode:?}: {:?}", p.lost_events);
         assert_eq!(p.meta.total_calls, p.nodes.iter().map(|n| n.count).sum::<u64>());
     }
 }
@@ -259,7 +259,7 @@ fn threads_transitions_are_per_thread() {
         }
         assert_eq!(p.meta.threads, threads + 1, "{mode:?}");
         assert_eq!(p.meta.processes, 1, "{mode:?}");
-        assert!(p.lost_events.is_empty(), "{mode:?}: {:?}", p.lost_events);
+        assert_eq!(p.lost_events.total, 0, "{mode:?}: {:?}", p.lost_events);
     }
 }
 
@@ -301,6 +301,52 @@ fn killed_programs() {
         assert_eq!(edge(p, "write(3)", "getpid"), 1, "{mode:?}");
         assert_eq!(edge(p, "getpid", "kill"), 1, "{mode:?}");
         assert_eq!(count(p, "kill"), 1, "{mode:?}: the kill that never returned is counted");
+    }
+}
+
+/// The line of `corpus/<file>` that holds `needle`.
+fn line_of(file: &str, needle: &str) -> u32 {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus").join(file)).unwrap();
+    text.lines().position(|l| l.contains(needle)).expect(needle) as u32 + 1
+}
+
+/// Events mode finds the code location of every call in the kernel: all
+/// of write8's writes come from its one write call.
+#[test]
+fn code_locations_in_events_mode() {
+    require_bpf!();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let p = rec(&opts(Mode::Events), "write8", &[out.as_os_str(), &n(2000)]).profile;
+    assert!(p.meta.collected.callsites);
+    let w = p.node(id(&p, "write(3)").unwrap());
+    assert_eq!(w.callsites.len(), 1, "{:?}", w.callsites);
+    let loc = &w.callsites[0].location;
+    assert_eq!(w.callsites[0].count, 2000);
+    assert!(loc.module.ends_with("/write8"), "{loc:?}");
+    assert_eq!(loc.file.as_deref().map(|f| f.ends_with("write8.c")), Some(true), "{loc:?}");
+    assert_eq!(loc.line, Some(line_of("write8.c", "write(fd,")), "{loc:?}");
+    assert_eq!(loc.function.as_deref(), Some("main"));
+    let close = p.node(id(&p, "close(3)").unwrap());
+    assert_eq!(close.callsites[0].location.line, Some(line_of("write8.c", "close(fd)")));
+}
+
+/// Aggregate mode with callsite node keys: the graph's nodes are calls at
+/// code locations.
+#[test]
+fn callsite_node_keys_in_aggregate_mode() {
+    require_bpf!();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::write(&input, vec![3u8; 40 * 4096]).unwrap();
+    let out = dir.path().join("out");
+    for mode in MODES {
+        let p = rec(&opts_key(mode, NodeKeyMode::Callsite), "copy", &[input.as_os_str(), out.as_os_str()]).profile;
+        let read = format!("read@copy.c:{}", line_of("copy.c", "while ((n = read("));
+        let write = format!("write@copy.c:{}", line_of("copy.c", "write(out,"));
+        assert_eq!(edge(&p, &read, &write), 40, "{mode:?}: {:?}", (0..p.nodes.len() as u32).map(|i| p.label(i)).collect::<Vec<_>>());
+        assert_eq!(edge(&p, &write, &read), 40, "{mode:?}");
+        assert_eq!(p.node(id(&p, &read).unwrap()).callsites.len(), 1, "{mode:?}");
     }
 }
 

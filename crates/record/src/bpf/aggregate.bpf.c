@@ -11,9 +11,7 @@
  * the clock twice per call would cost more than everything else here. */
 #define TASK_STATE struct agg_task
 #include "common.bpf.h"
-
-/* Time every call instead of a sample. */
-const volatile __u8 time_all = 0;
+#include "unwind.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -30,6 +28,31 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } threads SEC(".maps");
+
+/* Callsite keys: code location -> id (from 1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct site);
+	__type(value, struct site_id);
+} sites SEC(".maps");
+
+__u32 next_site = 0;
+
+/* The id of code location s; 0 when `sites` is full. */
+static __noinline __u32 site_id(struct site *s)
+{
+	if (!s)
+		return 0;
+	struct site_id *v = bpf_map_lookup_elem(&sites, s);
+	if (v)
+		return v->id;
+	struct site_id n = { .id = __sync_fetch_and_add(&next_site, 1) + 1 };
+	if (!bpf_map_update_elem(&sites, s, &n, BPF_NOEXIST))
+		return n.id;
+	v = bpf_map_lookup_elem(&sites, s); /* another CPU added it */
+	return v ? v->id : 0;
+}
 
 static __always_inline void note_thread(__u32 tid, __u32 pid)
 {
@@ -48,6 +71,7 @@ static __always_inline void init_state(struct agg_task *st)
 	st->prev = NODE_START;
 	st->rng = bpf_get_prandom_u32() | 1;
 	st->c.timed = 0;
+	vma_cache_init(&st->vmas);
 }
 
 /* Moves a cache entry's counts to `edges`, leaving it empty. */
@@ -76,15 +100,26 @@ static __noinline void flush(struct edge_slot *e)
 	e->kernel_ns = 0;
 }
 
-static __always_inline __u64 node_key(__u64 regs, long nr)
+static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 {
 	if (nr < 0 || nr >= (long)KEY_NR_MASK)
 		return KEY_NR_MASK;
 	__u64 key = nr;
+	if (key_mode == KEY_CALLSITE && capture_sites) {
+		struct pt_regs *r = regs_at(regs);
+		struct site s = {};
+		__u32 id = 0;
+		if (!find_callsite(&st->vmas, r->ip, r->sp, r->bp, &s))
+			id = site_id(&s);
+		if (id)
+			key |= KEY_HAS_SITE | ((__u64)id << KEY_ARG_SHIFT);
+		else
+			count_loss(LOSS_CALLSITE, 1);
+	}
 	if (key_mode == KEY_FD && nr < NR_SLOTS) {
 		__u8 info = arg_info[nr];
 		if (info & ARG_FD_MASK) {
-			__u64 fd = reg_arg((struct pt_regs *)regs, (info & ARG_FD_MASK) - 1);
+			__u64 fd = reg_arg(regs_at(regs), (info & ARG_FD_MASK) - 1);
 			key |= KEY_HAS_FD | (fd << KEY_ARG_SHIFT);
 			if ((fd >> 32) == 0xffffffff)
 				key |= KEY_FD_HIGH;
@@ -106,7 +141,9 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 			return 0;
 		st->c.phase = PHASE_COUNTING;
 	}
-	__u64 key = node_key(regs, nr);
+	__u64 key = node_key(st, regs, nr);
+	if (capture_sites && changes_mappings(nr))
+		__sync_fetch_and_add(&maps_gen, 1);
 	__u64 prev = st->prev;
 	__u32 h = ((prev * 0x9E3779B97F4A7C15ULL) ^ (key * 0xC2B2AE3D27D4EB4FULL)) >> CACHE_SHIFT;
 	struct edge_slot *e = &st->cache[h & (CACHE_SLOTS - 1)];
@@ -124,7 +161,7 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	r ^= r >> 17;
 	r ^= r << 5;
 	st->rng = r;
-	if (time_all || e->count <= TIME_FIRST || !(r & TIME_MASK)) {
+	if (e->count <= TIME_FIRST || !(r & TIME_MASK)) {
 		st->c.timed = 1;
 		st->enter_ns = bpf_ktime_get_ns();
 	}
@@ -141,6 +178,8 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct edge_slot *e = &st->cache[st->cur & (CACHE_SLOTS - 1)];
 	if ((long)ctx->args[1] < 0)
 		e->errors++;
+	if (capture_sites && changes_mappings(e->to & KEY_NR_MASK))
+		__sync_fetch_and_add(&maps_gen, 1);
 	if (st->c.timed) {
 		st->c.timed = 0;
 		e->timed++;

@@ -3,11 +3,15 @@
 
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
-use super::{arg_info_table, key_mode_of, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
-use rustc_hash::FxHashMap;
+use crate::callsite::modules::dev_from_kernel;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::path::PathBuf;
+use syscluster_model::profile::NodeKeyMode;
+use syscluster_model::CodeAddr;
 use std::ffi::OsString;
 use std::mem::MaybeUninit;
 use syscluster_analysis::RawKey;
@@ -25,8 +29,21 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
-    rodata.time_all = std::env::var_os("SYSCLUSTER_TIME_ALL").is_some() as u8; // EXPERIMENT
+    // Code locations only as node keys: what else they would add to the
+    // profile (each node's issuing locations) is not worth their cost here.
+    let unwind = unwind_data(sink.builder.node_key_mode() == NodeKeyMode::Callsite);
+    if let Some(u) = &unwind {
+        rodata.capture_sites = 1;
+        rodata.n_skip = u.modules.len() as u32;
+        for (slot, &(dev, ino, first, count, vdso)) in rodata.skip_modules.iter_mut().zip(&u.modules) {
+            *slot = types::skip_module { ino, dev, first, count, vdso: vdso as u32 };
+        }
+        open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
+    }
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
+    if let Some(u) = &unwind {
+        u.fill(&skel.maps.unwind_rows)?;
+    }
     skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
@@ -36,10 +53,20 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
     child.release()?;
     let live = || unsafe { std::ptr::read_volatile(&(*bss).live_tasks) };
-    let status = wait_all(&mut child, &live, &mut || std::thread::sleep(TICK))?;
+    // Code locations name their files by device and inode: note the
+    // programs' mapped files while they run, to name them at the end.
+    let mut mapped = MappedFiles::default();
+    let status = wait_all(&mut child, &live, &mut || {
+        if unwind.is_some() {
+            mapped.scan(&skel.maps.threads);
+        }
+        std::thread::sleep(TICK)
+    })?;
     let _ = opts;
 
-    read_graph(&skel.maps.edges, sink)?;
+    let sites = read_sites(&skel.maps.sites, sink);
+    read_graph(&skel.maps.edges, &sites, sink)?;
+    mapped.name(sink);
     for k in skel.maps.threads.keys() {
         if let Ok(Some(v)) = skel.maps.threads.lookup(&k, MapFlags::ANY) {
             if let (Some(tid), Some(pid)) = (read_as::<u32>(&k), read_as::<u32>(&v)) {
@@ -56,8 +83,52 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     Ok(status)
 }
 
+/// Executable files mapped by the recorded processes, seen in their
+/// /proc/PID/maps while they run.
+#[derive(Default)]
+struct MappedFiles {
+    scanned: FxHashSet<u32>,
+    paths: FxHashSet<PathBuf>,
+}
+
+impl MappedFiles {
+    /// Reads the maps of processes not seen yet.
+    fn scan(&mut self, threads: &dyn MapCore) {
+        for k in threads.keys() {
+            let Ok(Some(v)) = threads.lookup(&k, MapFlags::ANY) else { continue };
+            let Some(pid) = read_as::<u32>(&v) else { continue };
+            if self.scanned.len() < 4096 && self.scanned.insert(pid) {
+                if let Ok(maps) = crate::callsite::unwind::read_maps(pid) {
+                    self.paths.extend(maps.into_iter().filter(|m| m.executable).filter_map(|m| m.path));
+                }
+            }
+        }
+    }
+
+    fn name(&self, sink: &mut Sink) {
+        for p in &self.paths {
+            if !sink.modules.missing_paths() {
+                break;
+            }
+            sink.modules.learn_path(p);
+        }
+    }
+}
+
+/// Callsite ids to code locations (module ids of the sink).
+fn read_sites(map: &dyn MapCore, sink: &mut Sink) -> FxHashMap<u32, CodeAddr> {
+    let mut out = FxHashMap::default();
+    for k in map.keys() {
+        let Ok(Some(v)) = map.lookup(&k, MapFlags::ANY) else { continue };
+        let (Some(site), Some(id)) = (read_as::<types::site>(&k), read_as::<types::site_id>(&v)) else { continue };
+        let module = sink.modules.intern(dev_from_kernel(site.dev), site.ino);
+        out.insert(id.id, CodeAddr { module, offset: site.off });
+    }
+    out
+}
+
 /// The node key of a kernel key (see `syscluster.h`).
-fn raw_key(k: u64) -> RawKey {
+fn raw_key(k: u64, sites: &FxHashMap<u32, CodeAddr>) -> RawKey {
     let nr16 = (k & key_bits::KEY_NR_MASK.0 as u64) as u32;
     let nr = if nr16 == key_bits::KEY_NR_MASK.0 as u32 { u32::MAX } else { nr16 };
     let fd = if k & key_bits::KEY_HAS_FD.0 as u64 != 0 {
@@ -69,12 +140,17 @@ fn raw_key(k: u64) -> RawKey {
     } else {
         None
     };
-    RawKey { nr, fd, site: None }
+    let site = if k & key_bits::KEY_HAS_SITE.0 as u64 != 0 {
+        sites.get(&((k >> key_bits::KEY_ARG_SHIFT.0 as u32) as u32)).copied()
+    } else {
+        None
+    };
+    RawKey { nr, fd, site }
 }
 
 /// Feeds the edges, and the node counts that follow from them, to the
 /// builder.
-fn read_graph(edges: &dyn MapCore, sink: &mut Sink) -> Result<(), RecordError> {
+fn read_graph(edges: &dyn MapCore, sites: &FxHashMap<u32, CodeAddr>, sink: &mut Sink) -> Result<(), RecordError> {
     #[derive(Default)]
     struct Acc {
         count: u64,
@@ -97,11 +173,15 @@ fn read_graph(edges: &dyn MapCore, sink: &mut Sink) -> Result<(), RecordError> {
             n.kernel_ns += (val.kernel_ns as u128 * val.count as u128 / val.timed as u128) as u64;
         }
         if key.from != NODE_START {
-            sink.builder.add_edge(raw_key(key.from), raw_key(key.to), val.count);
+            sink.builder.add_edge(raw_key(key.from, sites), raw_key(key.to, sites), val.count);
         }
     }
     for (k, n) in nodes {
-        sink.builder.add_node_counts(raw_key(k), n.count, n.errors, Some(n.kernel_ns));
+        let key = raw_key(k, sites);
+        sink.builder.add_node_counts(key, n.count, n.errors, Some(n.kernel_ns));
+        if let Some(site) = key.site {
+            sink.builder.add_callsite(key, site, n.count);
+        }
     }
     Ok(())
 }

@@ -153,17 +153,24 @@ static __always_inline TASK_STATE *task_state(__u64 regs)
 	return adopt(regs);
 }
 
-/* Argument i of the current call, from the pt_regs at r (a probe read: raw
- * tracepoints get the address as a plain number). */
+/* The pt_regs at `regs`, readable with plain loads: bpf_rdonly_cast costs
+ * nothing at run time (the verifier turns it into a move), where a probe
+ * read is a helper call. */
+static __always_inline struct pt_regs *regs_at(__u64 regs)
+{
+	return bpf_core_cast((void *)regs, struct pt_regs);
+}
+
+/* Argument i of the current call. */
 static __always_inline __u64 reg_arg(struct pt_regs *r, __u32 i)
 {
 	switch (i) {
-	case 0: return BPF_CORE_READ(r, di);
-	case 1: return BPF_CORE_READ(r, si);
-	case 2: return BPF_CORE_READ(r, dx);
-	case 3: return BPF_CORE_READ(r, r10);
-	case 4: return BPF_CORE_READ(r, r8);
-	default: return BPF_CORE_READ(r, r9);
+	case 0: return r->di;
+	case 1: return r->si;
+	case 2: return r->dx;
+	case 3: return r->r10;
+	case 4: return r->r8;
+	default: return r->r9;
 	}
 }
 

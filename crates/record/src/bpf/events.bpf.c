@@ -7,6 +7,7 @@
  * recorded program pays no wakeup (an IPI) per call. */
 #define TASK_STATE struct ev_task
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 /* Force a wakeup when this many bytes wait in the ring (set to half its
  * size before load). */
@@ -30,10 +31,17 @@ static __always_inline void on_new_task(struct task_struct *child)
 static __always_inline void init_state(struct ev_task *st)
 {
 	st->path_len = 0;
+	st->has_site = 0;
+	vma_cache_init(&st->vmas);
 }
 
-static __always_inline __u64 wake_flag(void)
+/* Wake the consumer only when the ring fills past wake_bytes, looked at
+ * every WAKE_CHECK records of a thread (the query is a helper call). */
+#define WAKE_CHECK 64
+static __always_inline __u64 wake_flag(struct ev_task *st)
 {
+	if (++st->emitted % WAKE_CHECK)
+		return BPF_RB_NO_WAKEUP;
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
 									   : BPF_RB_NO_WAKEUP;
 }
@@ -52,7 +60,10 @@ static __always_inline void fill(struct ev_record *r, struct ev_task *st, __u64 
 		r->args[i] = st->args[i];
 	r->enter_ns = st->enter_ns;
 	r->exit_ns = now;
-	r->site = st->site;
+	if (st->has_site) {
+		r->site = st->site;
+		r->flags |= RF_SITE;
+	}
 }
 
 /* Emits the call in flight; `flags` has RF_RET when it returned `ret`. */
@@ -69,13 +80,13 @@ static __noinline void emit_call(struct ev_task *st, long ret, __u8 flags)
 			goto lost;
 		fill(&rp->r, st, id, ret, flags, now);
 		__builtin_memcpy(rp->path, st->path, PATH_CAP);
-		bpf_ringbuf_submit(rp, wake_flag());
+		bpf_ringbuf_submit(rp, wake_flag(st));
 	} else {
 		struct ev_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 		if (!r)
 			goto lost;
 		fill(r, st, id, ret, flags, now);
-		bpf_ringbuf_submit(r, wake_flag());
+		bpf_ringbuf_submit(r, wake_flag(st));
 	}
 	st->c.gap = 0;
 	return;
@@ -87,8 +98,8 @@ lost:
 SEC("raw_tp/sys_enter")
 int on_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 regs_at = ctx->args[0];
-	struct ev_task *st = task_state(regs_at);
+	__u64 at = ctx->args[0];
+	struct ev_task *st = task_state(at);
 	if (!st)
 		return 0;
 	long nr = ctx->args[1];
@@ -99,16 +110,14 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	}
 	if (st->c.pending) /* the previous call never returned */
 		emit_call(st, 0, 0);
-	struct pt_regs regs;
-	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)regs_at))
-		__builtin_memset(&regs, 0, sizeof(regs));
+	struct pt_regs *regs = regs_at(at);
 	st->nr = nr;
-	st->args[0] = regs.di;
-	st->args[1] = regs.si;
-	st->args[2] = regs.dx;
-	st->args[3] = regs.r10;
-	st->args[4] = regs.r8;
-	st->args[5] = regs.r9;
+	st->args[0] = regs->di;
+	st->args[1] = regs->si;
+	st->args[2] = regs->dx;
+	st->args[3] = regs->r10;
+	st->args[4] = regs->r8;
+	st->args[5] = regs->r9;
 	st->path_len = 0;
 	if (nr >= 0 && nr < NR_SLOTS) {
 		__u8 info = arg_info[nr];
@@ -120,6 +129,13 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 				st->path_len = n;
 		}
 	}
+	if (capture_sites) {
+		st->has_site = !find_callsite(&st->vmas, regs->ip, regs->sp, regs->bp, &st->site);
+		if (!st->has_site)
+			count_loss(LOSS_CALLSITE, 1);
+	}
+	if (changes_mappings(nr))
+		__sync_fetch_and_add(&maps_gen, 1);
 	st->c.pending = 1;
 	st->enter_ns = bpf_ktime_get_ns();
 	return 0;
@@ -131,6 +147,8 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct ev_task *st = task_state(ctx->args[0]);
 	if (!st || !st->c.pending)
 		return 0;
+	if (changes_mappings(st->nr))
+		__sync_fetch_and_add(&maps_gen, 1);
 	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }
@@ -154,7 +172,7 @@ int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
 			r->pid = id >> 32;
 			r->tid = (__u32)id;
 			r->exit_ns = bpf_ktime_get_ns();
-			bpf_ringbuf_submit(r, wake_flag());
+			bpf_ringbuf_submit(r, wake_flag(st));
 		} else {
 			count_loss(LOSS_UNTRACKED, 1); /* a thread exit, not a call */
 		}

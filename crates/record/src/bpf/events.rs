@@ -3,13 +3,20 @@
 
 use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
-use super::{arg_info_table, key_mode_of, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
+use crate::callsite::modules::dev_from_kernel;
+use rustc_hash::FxHashSet;
 use std::ffi::OsString;
 use std::mem::MaybeUninit;
-use syscluster_model::SyscallEvent;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use syscluster_model::{syscalls, CodeAddr, SyscallEvent};
+
+/// Calls whose path may name a module that code locations point into.
+const PATH_CALLS: &[&str] = &["execve", "execveat", "open", "openat", "openat2", "uselib"];
 
 /// The smallest ring the kernel accepts is one page; a power of two.
 fn ring_size(bytes: usize) -> Result<u32, RecordError> {
@@ -29,8 +36,20 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
     rodata.wake_bytes = ring as u64 / 2;
+    let unwind = unwind_data(opts.callsites);
+    if let Some(u) = &unwind {
+        rodata.capture_sites = 1;
+        rodata.n_skip = u.modules.len() as u32;
+        for (slot, &(dev, ino, first, count, vdso)) in rodata.skip_modules.iter_mut().zip(&u.modules) {
+            *slot = types::skip_module { ino, dev, first, count, vdso: vdso as u32 };
+        }
+        open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
+    }
     open.maps.events.set_max_entries(ring).map_err(|e| unavailable("sizing the ring buffer", e))?;
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
+    if let Some(u) = &unwind {
+        u.fill(&skel.maps.unwind_rows)?;
+    }
     skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
@@ -40,7 +59,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
 
     let status = {
-        let mut consumer = Consumer { sink: &mut *sink };
+        let mut consumer = Consumer { sink: &mut *sink, paths: Default::default(), known_modules: 0 };
         let mut rb = RingBufferBuilder::new();
         rb.add(&skel.maps.events, move |data| {
             consumer.record(data);
@@ -73,6 +92,22 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
 /// Turns ring buffer records into builder calls.
 struct Consumer<'a> {
     sink: &'a mut Sink,
+    /// Paths the program executed or opened: the names of the modules its
+    /// code locations are in, for those the maps no longer show.
+    paths: FxHashSet<Vec<u8>>,
+    known_modules: usize,
+}
+
+impl Drop for Consumer<'_> {
+    fn drop(&mut self) {
+        let modules = &mut self.sink.modules;
+        for p in &self.paths {
+            if !modules.missing_paths() {
+                break;
+            }
+            modules.learn_path(Path::new(std::ffi::OsStr::from_bytes(p)));
+        }
+    }
 }
 
 impl Consumer<'_> {
@@ -97,6 +132,20 @@ impl Consumer<'_> {
             n => data.get(head..head + n - 1),
         };
         let returned = has(rec_flag::RF_RET);
+        let callsite = has(rec_flag::RF_SITE).then(|| {
+            let module = self.sink.modules.intern(dev_from_kernel(r.site.dev), r.site.ino);
+            if self.sink.modules.len() > self.known_modules {
+                // A new module: name it while its process still maps it.
+                self.known_modules = self.sink.modules.len();
+                self.sink.modules.learn_from_maps(r.pid);
+            }
+            CodeAddr { module, offset: r.site.off }
+        });
+        if let Some(p) = path {
+            if PATH_CALLS.contains(&&*syscalls::name_of(r.nr)) && self.paths.len() < 4096 {
+                self.paths.insert(p.to_vec());
+            }
+        }
         let ev = SyscallEvent {
             pid: r.pid,
             tid: r.tid,
@@ -105,7 +154,7 @@ impl Consumer<'_> {
             ret: returned.then_some(r.ret),
             enter_ns: r.enter_ns,
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
-            callsite: None,
+            callsite,
             path,
         };
         self.sink.builder.event(&ev);

@@ -50,10 +50,16 @@ const TICK: Duration = Duration::from_millis(10);
 /// Records `argv` with BPF; see the module documentation.
 pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
     let _quiet = LibbpfLog::capture();
-    match opts.mode {
+    let status = match opts.mode {
         Mode::Aggregate => aggregate::record(argv, opts, sink),
         Mode::Events => events::record(argv, opts, sink),
+    }?;
+    // The command's execve is issued by the recorder's own code (the
+    // launcher): name that module too.
+    if let Ok(exe) = std::env::current_exe() {
+        sink.modules.learn_path(&exe);
     }
+    Ok(status)
 }
 
 /// Runs `f` while empty programs are attached to `sys_enter` (and
@@ -124,6 +130,83 @@ fn unavailable(what: &str, e: libbpf_rs::Error) -> RecordError {
     match detail {
         Some(d) => RecordError::BpfUnavailable(format!("{what}: {e}{hint}; libbpf: {d}")),
         None => RecordError::BpfUnavailable(format!("{what}: {e}{hint}")),
+    }
+}
+
+/// Views a generated `#[repr(C)]` type as the bytes the kernel expects.
+fn bytes_of<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: T is a plain C struct of integers (generated from BTF); its
+    // padding is zeroed by the Default constructors used here.
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}
+
+/// The unwind tables of the modules whose frames are skipped (libc, the
+/// loader, the vDSO), flattened for the BPF programs' `unwind_rows` and
+/// `skip_modules`.
+struct UnwindData {
+    /// (device in the kernel's encoding, inode, first row, rows, is the vDSO)
+    modules: Vec<(u32, u64, u32, u32, bool)>,
+    /// The rows, as `unwind_row`s.
+    rows: Vec<u8>,
+    count: u32,
+}
+
+impl UnwindData {
+    fn build() -> Result<UnwindData, String> {
+        use crate::callsite::unwind::{skip_modules, CfaRule};
+        use skel::aggregate::types::{cfa_kind, unwind_row};
+        let mut modules = Vec::new();
+        let mut rows = Vec::new();
+        let mut count = 0u32;
+        for m in skip_modules()?.iter().take(limits::MAX_SKIP.0 as usize) {
+            let vdso = m.ino == 0;
+            let kdev = if vdso { 0 } else { crate::callsite::modules::dev_to_kernel(m.dev) };
+            let first = count;
+            for r in &m.table.rows {
+                let (kind, off) = match r.cfa {
+                    CfaRule::Rsp(n) => (cfa_kind::CFA_RSP, n),
+                    CfaRule::Rbp(n) => (cfa_kind::CFA_RBP, n),
+                    CfaRule::Unknown => (cfa_kind::CFA_UNKNOWN, 0),
+                    CfaRule::Outermost => (cfa_kind::CFA_OUTERMOST, 0),
+                };
+                let row = unwind_row {
+                    pc: r.pc,
+                    cfa_off: off,
+                    rbp_off: r.rbp_offset.unwrap_or(0),
+                    kind: kind.0 as u8,
+                    has_rbp: r.rbp_offset.is_some() as u8,
+                    ..Default::default()
+                };
+                rows.extend_from_slice(bytes_of(&row));
+                count += 1;
+            }
+            modules.push((kdev, m.ino, first, count - first, vdso));
+        }
+        Ok(UnwindData { modules, rows, count })
+    }
+
+    /// Writes the rows into a loaded program's `unwind_rows`.
+    fn fill(&self, map: &dyn MapCore) -> Result<(), RecordError> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let keys: Vec<u8> = (0..self.count).flat_map(|i| i.to_ne_bytes()).collect();
+        map.update_batch(&keys, &self.rows, self.count, MapFlags::ANY, MapFlags::ANY)
+            .map_err(|e| unavailable("loading the unwind tables", e))
+    }
+}
+
+/// The unwind tables, or why code locations are off.
+fn unwind_data(wanted: bool) -> Option<UnwindData> {
+    if !wanted {
+        return None;
+    }
+    match UnwindData::build() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("syscluster: no code locations: {e}");
+            None
+        }
     }
 }
 

@@ -14,6 +14,19 @@ enum limits {
 	TASK_SLOTS = 4096, /* 1 << TASK_SLOTS_LOG2: states found without a helper */
 	TIME_FIRST = 8,    /* aggregate mode: time the first calls of each edge entry, */
 	TIME_MASK = 15,    /* then one call in TIME_MASK + 1, at random */
+	MAX_SKIP = 4,      /* code locations: modules whose frames are skipped */
+	MAX_FRAMES = 16,   /* frames stepped through inside them at most */
+	VMA_CACHE = 4,     /* mappings each thread remembers */
+	ROW_SEARCH = 20,   /* binary search steps: up to 2^20 rows per module */
+};
+
+/* How an unwind row finds the canonical frame address (CFA); the return
+ * address is at CFA - 8. */
+enum cfa_kind {
+	CFA_UNKNOWN = 0,   /* no rule: stop */
+	CFA_RSP = 1,       /* CFA = rsp + cfa_off */
+	CFA_RBP = 2,       /* CFA = rbp + cfa_off */
+	CFA_OUTERMOST = 3, /* the stack ends here */
 };
 
 /* arg_info[nr]: bits 0-3 = fd argument index + 1, bits 4-7 = path argument
@@ -110,6 +123,56 @@ struct ev_record {
 	struct site site;
 };
 
+/* One row of a skipped module's unwind table (the rows of all modules are
+ * in one array, each module's sorted by pc): from file offset `pc` up to the
+ * next row's, the CFA is found by `kind`, and the caller's rbp was saved at
+ * CFA + rbp_off if has_rbp. */
+struct unwind_row {
+	__u32 pc;
+	__s32 cfa_off;
+	__s32 rbp_off;
+	__u8 kind;
+	__u8 has_rbp;
+	__u8 _pad[2];
+};
+
+/* A module whose frames are skipped: libc, the loader, the vDSO (no file:
+ * vdso = 1); its rows are unwind_rows[first .. first + count). */
+struct skip_module {
+	__u64 ino;
+	__u32 dev; /* the kernel's encoding */
+	__u32 first;
+	__u32 count;
+	__u32 vdso;
+};
+
+/* A mapping a thread's unwinds found: file offset = address + delta. */
+struct vma_entry {
+	__u64 start;
+	__u64 end;
+	__u64 delta;
+	__u64 ino;
+	__u32 dev;
+	__s32 skip; /* index in skip_modules, or -1 */
+};
+
+/* Each thread's cache of mappings, valid while `gen` is maps_gen, and of
+ * its last unwind: the row of its innermost frame (a loop calls through the
+ * same libc code) and where its last return address outside the skipped
+ * modules is. */
+struct vma_cache {
+	__u64 gen;
+	__u32 next;
+	__u8 have_row0;
+	__u8 have_ra;
+	__u8 _pad[2];
+	struct vma_entry e[VMA_CACHE];
+	__u64 ip0;
+	struct unwind_row row0;
+	__u64 ra;
+	struct site ra_site;
+};
+
 /* The start of every task's state (task storage value). */
 struct task_common {
 	__u64 owner;   /* the pt_regs address of the task holding the state; 0: free */
@@ -138,7 +201,13 @@ struct agg_task {
 	__u32 rng; /* xorshift state: which calls are timed */
 	__u64 prev;
 	__u64 enter_ns;
+	struct vma_cache vmas;
 	struct edge_slot cache[CACHE_SLOTS];
+};
+
+/* Aggregate mode with callsite keys: a code location's id. */
+struct site_id {
+	__u32 id;
 };
 
 /* Events mode: a recorded thread's state, the call in flight. */
@@ -151,6 +220,10 @@ struct ev_task {
 	__u64 args[6];
 	__u64 enter_ns;
 	struct site site;
+	__u8 has_site;
+	__u8 _pad3[3];
+	__u32 emitted;
+	struct vma_cache vmas;
 	char path[PATH_CAP];
 };
 
@@ -165,6 +238,7 @@ struct abi {
 	enum loss loss;
 	enum rec_kind rec_kind;
 	enum rec_flag rec_flag;
+	enum cfa_kind cfa_kind;
 	struct ev_record ev_record;
 };
 
