@@ -7,14 +7,19 @@ Workloads (built here from the C files beside this script):
   W2  copy of 64 MiB with 4 KiB reads and writes
   W3  200,000 x (open, fstat, read 4 KiB, lseek, read, close, getpid)
 
-Each workload times its own loop (CLOCK_MONOTONIC, written to
-$BENCH_TIME_FILE), so the figure is the program's slowdown, comparable
-between tools that start the program (record, strace, perf trace) and tools
-that attach to it (syscount, bpftrace); the command's whole wall time,
-start-up and shut-down of the tool included, is reported beside it for the
-tools that start the program.  Repetitions are interleaved (every tool once
-per round, in a rotating order), and each figure is the median over the
-rounds of the ratio to the untraced run of the same round.
+Each workload times its own loop (wall time, CLOCK_MONOTONIC, and its own
+CPU time, written to $BENCH_TIME_FILE), so the figure is the program's
+slowdown, comparable between tools that start the program (record, strace,
+perf trace) and tools that attach to it (syscount, bpftrace).  Reported per
+tool: the loop's wall-time ratio (the figure the targets are about); the
+whole command's wall-time ratio, start-up and shut-down of the tool
+included, for tools that start the program; and the loop's CPU-time ratio,
+which waiting for a CPU on a busy machine does not distort (it counts what
+BPF programs cost, as they run in the program's context, but not the work
+of tracers in other processes: strace's and perf's figures there are
+meaningless).  Repetitions are interleaved (every tool once per round, in a
+rotating order); each figure is the median over the rounds of the ratio to
+the untraced run of the same round.
 
 Usage: bench/record/run.py [--reps N] [--only W1,W3] [--tools a,b]
                            [--write-doc] [--json FILE]
@@ -127,14 +132,17 @@ def tools(work, rec, floor):
 
 
 def read_ns(path):
+    """(wall ns, cpu ns) of the workload's loop."""
     try:
-        return int(Path(path).read_text().strip())
+        wall, cpu = Path(path).read_text().split()
+        return int(wall), int(cpu)
     except (OSError, ValueError):
         return None
 
 
 def run_once(tool, argv, work):
-    """(loop ns, command wall ns) of one run; None where it failed."""
+    """((loop wall ns, loop cpu ns), command wall ns) of one run; None
+    where it failed."""
     tfile = work / "time"
     if tfile.exists():
         tfile.unlink()
@@ -219,6 +227,7 @@ def main():
             wanted = [w for w in args.tools.split(",") if w]
             all_tools = [t for t in all_tools if t.name == "untraced" or any(w in t.name for w in wanted)]
         names = [w for w in args.only.split(",") if w in WORKLOADS]
+        load_start = f"{os.getloadavg()[0]:.1f}"
         runs = {w: {t.name: [] for t in all_tools} for w in names}
         for rep in range(args.reps):
             for w in names:
@@ -228,11 +237,12 @@ def main():
                     r = run_once(t, argv, work)
                     runs[w][t.name].append(r)
                     if r and r[0]:
-                        print(f"round {rep + 1}/{args.reps} {w} {t.name}: loop {r[0] / 1e9:.3f} s, wall {r[1] / 1e9:.3f} s",
-                              flush=True)
+                        print(f"round {rep + 1}/{args.reps} {w} {t.name}: loop {r[0][0] / 1e9:.3f} s "
+                              f"(cpu {r[0][1] / 1e9:.3f} s), command {r[1] / 1e9:.3f} s", flush=True)
         results = summarize(runs, all_tools)
         meta = {
             "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "load": f"{load_start} at the start, {os.getloadavg()[0]:.1f} at the end",
             "machine": machine(),
             "command": "bench/record/run.py " + " ".join(sys.argv[1:]),
             "recorder": " ".join(rec),
@@ -255,16 +265,21 @@ def summarize(runs, all_tools):
         base = per_tool["untraced"]
         out[w] = {}
         for t in all_tools:
-            loop, wall = [], []
+            loop, cpu, wall = [], [], []
             for b, r in zip(base, per_tool[t.name]):
                 if b and r and b[0] and r[0]:
-                    loop.append(r[0] / b[0])
+                    loop.append(r[0][0] / b[0][0])
+                    cpu.append(r[0][1] / b[0][1])
                     wall.append(r[1] / b[1])
+            med = lambda v: statistics.median(v) if v else None
+            good = [b for b in base if b and b[0]]
             out[w][t.name] = {
-                "loop_ratio": statistics.median(loop) if loop else None,
-                "wall_ratio": statistics.median(wall) if wall and t.attach is None else None,
+                "loop_ratio": med(loop),
+                "cpu_ratio": med(cpu),
+                "wall_ratio": med(wall) if t.attach is None else None,
                 "runs": len(loop),
-                "untraced_loop_s": statistics.median([b[0] for b in base if b and b[0]]) / 1e9 if any(base) else None,
+                "untraced_loop_s": statistics.median([b[0][0] for b in good]) / 1e9 if good else None,
+                "untraced_cpu_s": statistics.median([b[0][1] for b in good]) / 1e9 if good else None,
             }
     return out
 
@@ -275,39 +290,35 @@ def render(report, all_tools, names):
     lines = [
         SECTION,
         "",
-        f"Measured {m['date']} on {m['machine']['cpu']} ({m['machine']['cpus']} CPUs), "
-        f"Linux {m['machine']['kernel']}, {m['machine']['os']}, by",
+        f"Measured {m['date']} on {m['machine']['cpu']} ({m['machine']['cpus']} CPUs, shared with other "
+        f"jobs: load average {m['load']}), Linux {m['machine']['kernel']}, {m['machine']['os']}, by",
         "",
         "```",
         f"sudo {m['command']}",
         "```",
         "",
         f"(recorder: `{m['recorder']}`). Each cell: the program's slowdown, the median over {m['reps']} "
-        "interleaved rounds of (time of the workload's loop under the tool) / (untraced, same round); "
-        "in brackets, the same for the whole command's wall time (the tool's start-up and shut-down "
-        "included) where the tool starts the program. Targets (issue 2): aggregate ≤ 1.10× on W1, "
-        "events with code locations ≤ 2× on W1.",
+        "interleaved rounds of the ratio to the untraced run of the same round: **wall time of the "
+        "workload's loop** / wall time of the whole command, the tool's start-up and shut-down included "
+        "(tools that start the program) / CPU time of the workload's loop (immune to waiting for a CPU; "
+        "it includes what BPF programs cost, not what tracers in other processes do). "
+        "Targets (issue 2): aggregate ≤ 1.10× on W1, events with code locations ≤ 2× on W1.",
         "",
         "| tool | " + " | ".join(f"{w}: {WORKLOADS[w]}" for w in names) + " |",
         "|---|" + "---|" * len(names),
     ]
-    for w in names:
-        pass
-    base = " | ".join(f"{res[w]['untraced']['untraced_loop_s']:.3f} s" if res[w]["untraced"]["untraced_loop_s"] else "?" for w in names)
     for t in all_tools:
         cells = []
         for w in names:
             r = res[w][t.name]
             if t.name == "untraced":
-                cells.append(base.split(" | ")[names.index(w)])
+                cells.append(f"{r['untraced_loop_s']:.3f} s (cpu {r['untraced_cpu_s']:.3f} s)" if r["untraced_loop_s"] else "?")
             elif r["loop_ratio"] is None:
                 cells.append("failed")
             else:
-                c = f"{r['loop_ratio']:.2f}×"
-                if r["wall_ratio"] is not None:
-                    c += f" ({r['wall_ratio']:.2f}×)"
-                cells.append(c)
-        name = t.name + (f" — {t.note}" if t.note else "")
+                wall = f"{r['wall_ratio']:.2f}×" if r["wall_ratio"] is not None else "–"
+                cells.append(f"**{r['loop_ratio']:.2f}×** / {wall} / {r['cpu_ratio']:.2f}×")
+        name = t.name + (f" ({t.note})" if t.note else "")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     return "\n".join(lines)

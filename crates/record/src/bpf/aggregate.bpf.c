@@ -72,6 +72,7 @@ static __always_inline void init_state(struct agg_task *st)
 	st->rng = bpf_get_prandom_u32() | 1;
 	st->c.timed = 0;
 	vma_cache_init(&st->vmas);
+	st->last_site_id = 0;
 }
 
 /* Moves a cache entry's counts to `edges`, leaving it empty. */
@@ -106,11 +107,18 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 		return KEY_NR_MASK;
 	__u64 key = nr;
 	if (key_mode == KEY_CALLSITE && capture_sites) {
-		struct pt_regs *r = regs_at(regs);
 		struct site s = {};
 		__u32 id = 0;
-		if (!find_callsite(&st->vmas, r->ip, r->sp, r->bp, &s))
-			id = site_id(&s);
+		if (!find_callsite(&st->vmas, regs, &s)) {
+			if (st->last_site_id && s.off == st->last_site.off && s.ino == st->last_site.ino &&
+			    s.dev == st->last_site.dev) {
+				id = st->last_site_id;
+			} else {
+				id = site_id(&s);
+				st->last_site = s;
+				st->last_site_id = id;
+			}
+		}
 		if (id)
 			key |= KEY_HAS_SITE | ((__u64)id << KEY_ARG_SHIFT);
 		else

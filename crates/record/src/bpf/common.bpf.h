@@ -177,7 +177,7 @@ static __always_inline __u64 reg_arg(struct pt_regs *r, __u32 i)
 /* The current task's pt_regs address, where no tracepoint argument has it. */
 static __always_inline __u64 current_regs(void)
 {
-	struct pt_regs *r = bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u64 v = 0;
 	/* Copied, not cast: the verifier allows no arithmetic on the pointer. */
 	bpf_probe_read_kernel(&v, sizeof(v), &r);

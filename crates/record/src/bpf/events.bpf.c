@@ -130,7 +130,7 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 		}
 	}
 	if (capture_sites) {
-		st->has_site = !find_callsite(&st->vmas, regs->ip, regs->sp, regs->bp, &st->site);
+		st->has_site = !find_callsite(&st->vmas, at, &st->site);
 		if (!st->has_site)
 			count_loss(LOSS_CALLSITE, 1);
 	}

@@ -45,6 +45,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         }
         open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
     }
+    if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
+        open.progs.on_enter.set_log_level(4);
+    }
     open.maps.events.set_max_entries(ring).map_err(|e| unavailable("sizing the ring buffer", e))?;
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
     if let Some(u) = &unwind {

@@ -286,7 +286,11 @@ static LIBBPF_LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 impl LibbpfLog {
     fn capture() -> LibbpfLog {
         if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
-            return LibbpfLog { previous: libbpf_rs::get_print() };
+            fn show(_level: libbpf_rs::PrintLevel, msg: String) {
+                eprint!("{msg}");
+            }
+            let previous = libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, show)));
+            return LibbpfLog { previous };
         }
         LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner()).clear();
         fn keep(_level: libbpf_rs::PrintLevel, msg: String) {

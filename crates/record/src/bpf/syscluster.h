@@ -202,6 +202,9 @@ struct agg_task {
 	__u64 prev;
 	__u64 enter_ns;
 	struct vma_cache vmas;
+	struct site last_site; /* callsite keys: the last location and its id */
+	__u32 last_site_id;
+	__u32 _pad;
 	struct edge_slot cache[CACHE_SLOTS];
 };
 

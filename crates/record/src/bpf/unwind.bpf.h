@@ -70,66 +70,159 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *c
 	return 0;
 }
 
-/* The mapping holding `addr`, from the thread's cache or the kernel. */
-static __always_inline struct vma_entry *vma_of(struct vma_cache *c, __u64 addr)
+/* The mapping holding `addr` (copied to *out), from the cache of the task
+ * whose pt_regs are at `regs`, or from the kernel.  Global functions, here
+ * and below, are verified once on their own, whatever their callers. */
+__noinline int unwind_vma(__u64 regs, __u64 addr, struct vma_entry *out)
 {
-	for (int i = 0; i < VMA_CACHE; i++)
-		if (addr >= c->e[i].start && addr < c->e[i].end)
-			return &c->e[i];
+	TASK_STATE *st = lookup_state(regs);
+	if (!st || !out)
+		return -1;
+	struct vma_cache *c = &st->vmas;
+	for (int i = 0; i < VMA_CACHE; i++) {
+		if (addr >= c->e[i].start && addr < c->e[i].end) {
+			*out = c->e[i];
+			return 0;
+		}
+	}
 	struct vma_found f = {};
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, &f, 0) || !f.end)
-		return 0;
-	struct vma_entry *e = &c->e[c->next & (VMA_CACHE - 1)];
-	c->next++;
-	e->start = f.start;
-	e->end = f.end;
-	e->delta = f.vdso ? -f.start : (f.pgoff << 12) - f.start;
-	e->ino = f.ino;
-	e->dev = f.dev;
-	e->skip = -1;
-	for (int i = 0; i < MAX_SKIP && i < n_skip; i++) {
-		if (f.vdso ? skip_modules[i].vdso : (skip_modules[i].ino == f.ino && skip_modules[i].dev == f.dev && !skip_modules[i].vdso)) {
-			e->skip = i;
+		return -1;
+	struct vma_entry e = {
+		.start = f.start,
+		.end = f.end,
+		.delta = f.vdso ? -f.start : (f.pgoff << 12) - f.start,
+		.ino = f.ino,
+		.dev = f.dev,
+		.skip = -1,
+	};
+	for (int i = 0; i < MAX_SKIP; i++) {
+		if (i >= n_skip)
+			break;
+		if (f.vdso ? skip_modules[i].vdso
+			   : (skip_modules[i].ino == f.ino && skip_modules[i].dev == f.dev && !skip_modules[i].vdso)) {
+			e.skip = i;
 			break;
 		}
 	}
 	if (!f.vdso && !f.ino)
-		e->skip = -2; /* anonymous memory: no file to name */
-	return e;
+		e.skip = -2; /* anonymous memory: no file to name */
+	c->e[c->next & (VMA_CACHE - 1)] = e;
+	c->next++;
+	*out = e;
+	return 0;
 }
 
-/* The row of skip module m covering file offset `off`. */
-static __always_inline struct unwind_row *row_of(__u32 m, __u64 off)
+/* The row of skip module m covering file offset `off` (copied to *out). */
+__noinline int unwind_row_at(__u32 m, __u64 off, struct unwind_row *out)
 {
-	if (m >= MAX_SKIP)
-		return 0;
-	__u32 lo = skip_modules[m].first, n = skip_modules[m].count;
-	if (!n)
-		return 0;
-	/* The last row with pc <= off: lo + (number of rows with pc <= off) - 1. */
-	__u32 base = lo;
-	for (int i = 0; i < ROW_SEARCH && n > 1; i++) {
+	if (m >= MAX_SKIP || !out)
+		return -1;
+	__u32 base = skip_modules[m].first, n = skip_modules[m].count;
+	/* The last row with pc <= off. */
+	for (int i = 0; i < ROW_SEARCH; i++) {
+		if (n <= 1)
+			break;
 		__u32 half = n / 2;
 		__u32 mid = base + half;
 		struct unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
-			return 0;
+			return -1;
 		if (r->pc <= off)
 			base = mid;
 		n -= half;
 	}
 	struct unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &base);
-	if (!r || r->pc > off)
-		return 0;
-	return r;
+	if (!n || !r || r->pc > off)
+		return -1;
+	*out = *r;
+	return 0;
 }
 
-/* Fills *out with the first frame outside the skipped modules; 0 when
- * found. */
-static __noinline int find_callsite(struct vma_cache *c, __u64 ip, __u64 sp, __u64 bp, struct site *out)
+/* An unwind in progress (bpf_loop's context: the loop body is verified
+ * once, where an unrolled loop of frames and searches took the verifier
+ * most of a second). */
+struct unwind_ctx {
+	__u64 regs; /* the task's pt_regs address, which finds its state */
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	struct site out;
+	int result; /* 0: found; -1: failed; 1: going on */
+};
+
+/* One frame: the first outside the skipped modules ends the walk; a frame
+ * inside them is stepped over. */
+static long unwind_step(__u32 i, void *data)
 {
-	if (!c || !out)
-		return -1;
+	struct unwind_ctx *u = data;
+	TASK_STATE *st = lookup_state(u->regs);
+	if (!st)
+		goto fail;
+	struct vma_cache *c = &st->vmas;
+	__u64 ip = u->ip;
+	struct unwind_row row;
+	if (i == 0 && c->have_row0 && ip == c->ip0) {
+		row = c->row0;
+	} else {
+		struct vma_entry v;
+		if (unwind_vma(u->regs, ip - 1, &v) || v.skip == -2)
+			goto fail;
+		__u64 off = ip + v.delta;
+		if (v.skip < 0) {
+			u->out.dev = v.dev;
+			u->out.ino = v.ino;
+			u->out.off = off;
+			u->result = 0;
+			if (i > 0) {
+				c->ra = ip;
+				c->ra_site = u->out;
+				c->have_ra = 1;
+			}
+			return 1;
+		}
+		if (unwind_row_at(v.skip, off - 1, &row))
+			goto fail;
+		/* unwind_vma may have refilled the cache: find the state again. */
+		st = lookup_state(u->regs);
+		if (!st)
+			goto fail;
+		c = &st->vmas;
+		if (i == 0) {
+			c->ip0 = ip;
+			c->row0 = row;
+			c->have_row0 = 1;
+		}
+	}
+	__u64 cfa;
+	if (row.kind == CFA_RSP)
+		cfa = u->sp + (__s64)row.cfa_off;
+	else if (row.kind == CFA_RBP)
+		cfa = u->bp + (__s64)row.cfa_off;
+	else
+		goto fail;
+	__u64 ra;
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		goto fail;
+	if (c->have_ra && ra == c->ra) {
+		u->out = c->ra_site;
+		u->result = 0;
+		return 1;
+	}
+	if (row.has_rbp && bpf_probe_read_user(&u->bp, sizeof(u->bp), (void *)(cfa + (__s64)row.rbp_off)))
+		goto fail;
+	u->ip = ra;
+	u->sp = cfa;
+	return 0;
+fail:
+	u->result = -1;
+	return 1;
+}
+
+/* Fills *out with the first frame outside the skipped modules, for the
+ * task whose state `c` is and whose pt_regs are at `regs`; 0 when found. */
+static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct site *out)
+{
 	if (c->gen != maps_gen) {
 		for (int i = 0; i < VMA_CACHE; i++)
 			c->e[i].end = 0;
@@ -137,56 +230,13 @@ static __noinline int find_callsite(struct vma_cache *c, __u64 ip, __u64 sp, __u
 		c->have_ra = 0;
 		c->gen = maps_gen;
 	}
-	for (int i = 0; i < MAX_FRAMES; i++) {
-		struct unwind_row row;
-		if (i == 0 && c->have_row0 && ip == c->ip0) {
-			row = c->row0;
-		} else {
-			struct vma_entry *v = vma_of(c, ip - 1);
-			if (!v || v->skip == -2)
-				return -1;
-			__u64 off = ip + v->delta;
-			if (v->skip < 0) {
-				out->dev = v->dev;
-				out->ino = v->ino;
-				out->off = off;
-				if (i > 0) {
-					c->ra = ip;
-					c->ra_site = *out;
-					c->have_ra = 1;
-				}
-				return 0;
-			}
-			struct unwind_row *r = row_of(v->skip, off - 1);
-			if (!r)
-				return -1;
-			row = *r;
-			if (i == 0) {
-				c->ip0 = ip;
-				c->row0 = row;
-				c->have_row0 = 1;
-			}
-		}
-		__u64 cfa;
-		if (row.kind == CFA_RSP)
-			cfa = sp + (__s64)row.cfa_off;
-		else if (row.kind == CFA_RBP)
-			cfa = bp + (__s64)row.cfa_off;
-		else
-			return -1;
-		__u64 ra;
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
-			return -1;
-		if (c->have_ra && ra == c->ra) {
-			*out = c->ra_site;
-			return 0;
-		}
-		if (row.has_rbp && bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row.rbp_off)))
-			return -1;
-		ip = ra;
-		sp = cfa;
-	}
-	return -1;
+	struct pt_regs *r = regs_at(regs);
+	struct unwind_ctx u = { .regs = regs, .ip = r->ip, .sp = r->sp, .bp = r->bp, .result = 1 };
+	bpf_loop(MAX_FRAMES, unwind_step, &u, 0);
+	if (u.result)
+		return -1;
+	*out = u.out;
+	return 0;
 }
 
 #endif
