@@ -32,7 +32,7 @@ demo: build
 test: build test-rust test-c
 
 test-rust:
-	$(CARGO) test --release --locked --workspace
+	$(CARGO) test --release --locked --workspace --no-fail-fast
 
 test-c:
 	@true

@@ -56,4 +56,20 @@ fn main() {
     writeln!(out, "    t\n}};").unwrap();
     let dst = Path::new(&env::var("OUT_DIR").unwrap()).join("syscall_table.rs");
     fs::write(dst, out).unwrap();
+    errno_table();
+}
+
+/// Generates the errno names from `data/errno_linux.tsv`.
+fn errno_table() {
+    let tsv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/errno_linux.tsv");
+    println!("cargo:rerun-if-changed={}", tsv.display());
+    let text = fs::read_to_string(&tsv).expect("read data/errno_linux.tsv");
+    let mut out = String::from("/// (errno, name), sorted by errno; aliases follow their first name.\npub static ERRNOS: &[(i32, &str)] = &[\n");
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (n, name) = line.split_once('\t').expect("errno row");
+        let n: i32 = n.parse().expect("errno number");
+        writeln!(out, "    ({n}, {name:?}),").unwrap();
+    }
+    out.push_str("];\n");
+    fs::write(Path::new(&env::var("OUT_DIR").unwrap()).join("errno_table.rs"), out).unwrap();
 }

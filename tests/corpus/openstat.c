@@ -1,8 +1,9 @@
 /* openstat: open, fstat, read, close of many files.
  *   openstat DIR COUNT      reads DIR/f0 .. DIR/f<COUNT-1> (created if missing)
- * Known sequence per file: openat=3 fstat(3) read(3) close(3), so each of
- * openat->fstat(3), fstat(3)->read(3), read(3)->close(3) weighs COUNT and
- * close(3)->openat weighs COUNT-1 (after the setup phase). */
+ * Known sequence per file: openat=3 fstat(3) read(3) close(3); glibc's fstat
+ * is newfstatat(3, "", buf, AT_EMPTY_PATH), whose node is newfstatat(3).  So
+ * newfstatat(3)->read(3) and read(3)->close(3) weigh COUNT, and
+ * openat->newfstatat(3) weighs COUNT plus the dynamic loader's one. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
 /* threads: a multi-threaded writer.
  *   threads DIR THREADS COUNT
- * Thread i opens DIR/t<i> (fd 3+i, opened before the threads start) and
- * writes 8 bytes COUNT times.  Transitions are per thread, so
- * write(3+i)->write(3+i) weighs COUNT-1 for every i, and no edge joins the
- * writes of two different fds, however the threads interleave. */
+ * Fds 3 and 4 are a pipe that starts the threads together; thread i writes
+ * 8 bytes COUNT times to DIR/t<i>, fd 5+i (opened before the threads
+ * start).  Transitions are per thread, so write(5+i)->write(5+i) weighs
+ * COUNT-1 for every i, and no edge joins the writes of two different fds,
+ * however the threads interleave. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -75,7 +75,7 @@ pub struct ProfileBuilder {
     lost: LostEvents,
     pids: FxHashSet<u32>,
     tids: FxHashSet<u32>,
-    fd_args: Vec<Option<u8>>,
+    fd_args: Vec<Option<(u8, bool)>>,
     nargs: Vec<u8>,
     collected_time: bool,
     collected_sites: bool,
@@ -86,7 +86,7 @@ pub struct ProfileBuilder {
 impl ProfileBuilder {
     pub fn new(opts: BuilderOptions) -> ProfileBuilder {
         let n = syscalls::NR_SYSCALLS;
-        let fd_args = (0..n as u32).map(|nr| syscalls::fd_arg(nr).map(|i| i as u8)).collect();
+        let fd_args = (0..n as u32).map(|nr| syscalls::key_fd_arg(nr).map(|(i, d)| (i as u8, d))).collect();
         let nargs = (0..n as u32).map(|nr| syscalls::by_nr(nr).map_or(6, |s| if s.args_known { s.args.len() as u8 } else { 6 })).collect();
         ProfileBuilder {
             opts,
@@ -118,7 +118,13 @@ impl ProfileBuilder {
         match self.opts.node_key {
             NodeKeyMode::Name => RawKey { nr: ev.nr, fd: None, site: None },
             NodeKeyMode::Fd => {
-                let fd = self.fd_args.get(ev.nr as usize).copied().flatten().map(|i| ev.arg(i as usize));
+                let fd = match self.fd_args.get(ev.nr as usize).copied().flatten() {
+                    Some((i, dirfd)) if ev.knows(i as usize) => {
+                        let v = ev.arg(i as usize);
+                        (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
+                    }
+                    _ => None,
+                };
                 RawKey { nr: ev.nr, fd, site: None }
             }
             NodeKeyMode::Callsite => RawKey { nr: ev.nr, fd: None, site: ev.callsite },
@@ -162,7 +168,7 @@ impl ProfileBuilder {
             e.weight += 1;
             if let Some(r) = prev.ret.filter(|&r| r > 0) {
                 for (j, m) in e.matches.iter_mut().enumerate().take(nargs) {
-                    *m += (ev.arg(j) == r) as u64;
+                    *m += (ev.knows(j) && ev.arg(j) == r) as u64;
                 }
                 self.collected_matches = true;
             }
@@ -176,7 +182,9 @@ impl ProfileBuilder {
             let slots = self.opts.tnv_slots;
             let tables = self.values[ev.nr as usize].get_or_insert_with(|| Box::new(std::array::from_fn(|_| Tnv::new(slots))));
             for (j, t) in tables.iter_mut().enumerate().take(nargs) {
-                t.observe(ev.arg(j));
+                if ev.knows(j) {
+                    t.observe(ev.arg(j));
+                }
             }
             if let Some(r) = ev.ret {
                 tables[6].observe(r);
@@ -203,6 +211,14 @@ impl ProfileBuilder {
         };
         if is_process && self.opts.io_patterns {
             self.io.fork(ev.pid, ret as u32);
+        }
+    }
+
+    /// A new process `child` was forked from `parent` (backends that see
+    /// forks directly say so; fork-like calls are also inferred).
+    pub fn fork(&mut self, parent: u32, child: u32) {
+        if self.opts.io_patterns {
+            self.io.fork(parent, child);
         }
     }
 

@@ -192,6 +192,9 @@ impl IoTracker {
             return;
         }
         let Some(ret) = ev.ret else { return };
+        if !matches!(op, Op::Open { .. } | Op::Socket | Op::Exec) && !ev.knows(0) {
+            return;
+        }
         let pid = ev.pid;
         match op {
             Op::None => {}
@@ -346,7 +349,7 @@ pub fn classify(p: &IoPattern) -> &'static str {
     let ops = p.reads + p.writes;
     let bytes = p.bytes_read + p.bytes_written;
     if ops == 0 {
-        return if p.seeks > 0 { "seeks only" } else { "opened, no transfers" };
+        return if p.seeks > 0 { "seeks only" } else { "no transfers" };
     }
     if p.writes >= 16 && small_writes * 10 >= p.writes * 8 {
         return "short writes";

@@ -33,12 +33,15 @@ pub struct SyscallEvent<'a> {
     pub callsite: Option<CodeAddr>,
     /// The path argument of path-taking calls, as captured.
     pub path: Option<&'a [u8]>,
+    /// Bit i set: argument i is not known (a strace log shows a buffer's
+    /// contents or a symbol it could not decode instead of the value).
+    pub unknown_args: u8,
 }
 
 impl SyscallEvent<'_> {
     /// A blank event for call `nr` of thread `tid` in process `pid`.
     pub fn new(pid: u32, tid: u32, nr: u32) -> Self {
-        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, callsite: None, path: None }
+        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, callsite: None, path: None, unknown_args: 0 }
     }
 
     /// Argument `i` as the C type of the parameter gives it meaning: `int`
@@ -48,25 +51,69 @@ impl SyscallEvent<'_> {
         normalize_arg(self.nr, i, self.args[i])
     }
 
+    /// Whether argument `i` is known.
+    #[inline]
+    pub fn knows(&self, i: usize) -> bool {
+        self.unknown_args & (1 << i) == 0
+    }
+
     /// The fd the call operates on, for calls that take one.
     pub fn fd(&self) -> Option<i64> {
-        syscalls::fd_arg(self.nr).map(|i| self.arg(i))
+        syscalls::fd_arg(self.nr).filter(|&i| self.knows(i)).map(|i| self.arg(i))
+    }
+
+    /// The fd of the call's node key (see [`syscalls::key_fd_arg`]).
+    pub fn key_fd(&self) -> Option<i64> {
+        let (i, dirfd) = syscalls::key_fd_arg(self.nr)?;
+        if !self.knows(i) {
+            return None;
+        }
+        let v = self.arg(i);
+        (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
+    }
+}
+
+/// How a raw register becomes an argument value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Raw,
+    Signed32,
+    Unsigned32,
+    Unsigned16,
+}
+
+fn width_of(info: &syscalls::SyscallInfo, i: usize) -> Width {
+    let Some(a) = info.args.get(i) else { return Width::Raw };
+    if a.kind == ArgKind::Ptr || a.kind == ArgKind::Path {
+        return Width::Raw;
+    }
+    match a.ctype {
+        "int" | "pid_t" | "clockid_t" | "timer_t" | "mqd_t" | "key_serial_t" | "rwf_t" | "const int" => Width::Signed32,
+        "unsigned int" | "uid_t" | "gid_t" | "u32" | "__u32" | "qid_t" | "old_uid_t" | "old_gid_t" => Width::Unsigned32,
+        "umode_t" | "unsigned short" => Width::Unsigned16,
+        _ => Width::Raw,
     }
 }
 
 /// Interprets raw register `raw` as argument `i` of call `nr` (see
 /// [`SyscallEvent::arg`]).
+#[inline]
 pub fn normalize_arg(nr: u32, i: usize, raw: u64) -> i64 {
-    let Some(info) = syscalls::by_nr(nr) else { return raw as i64 };
-    let Some(a) = info.args.get(i) else { return raw as i64 };
-    if a.kind == ArgKind::Ptr || a.kind == ArgKind::Path {
-        return raw as i64;
-    }
-    match a.ctype {
-        "int" | "pid_t" | "clockid_t" | "timer_t" | "mqd_t" | "key_serial_t" | "rwf_t" | "const int" => raw as u32 as i32 as i64,
-        "unsigned int" | "uid_t" | "gid_t" | "u32" | "__u32" | "qid_t" | "old_uid_t" | "old_gid_t" => raw as u32 as i64,
-        "umode_t" | "unsigned short" => raw as u16 as i64,
-        _ => raw as i64,
+    use std::sync::OnceLock;
+    static WIDTHS: OnceLock<Vec<[Width; 6]>> = OnceLock::new();
+    let widths = WIDTHS.get_or_init(|| {
+        (0..syscalls::NR_SYSCALLS as u32)
+            .map(|nr| match syscalls::by_nr(nr) {
+                Some(info) => std::array::from_fn(|i| width_of(info, i)),
+                None => [Width::Raw; 6],
+            })
+            .collect()
+    });
+    match widths.get(nr as usize).map_or(Width::Raw, |w| w[i.min(5)]) {
+        Width::Raw => raw as i64,
+        Width::Signed32 => raw as u32 as i32 as i64,
+        Width::Unsigned32 => raw as u32 as i64,
+        Width::Unsigned16 => raw as u16 as i64,
     }
 }
 

@@ -356,6 +356,14 @@ impl Profile {
 
     /// Parses and validates a profile; `name` names it in errors.
     pub fn from_slice(bytes: &[u8], name: &str) -> Result<Profile, ProfileError> {
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            let why = if bytes.iter().all(|b| b.is_ascii_whitespace()) { "the file is empty" } else { "a JSON object is expected" };
+            // Not even JSON? Say so, as for any other syntax error.
+            if serde_json::from_slice::<serde_json::Value>(bytes).is_err() && !bytes.iter().all(|b| b.is_ascii_whitespace()) {
+                return Err(ProfileError::Corrupt(name.to_string(), "invalid JSON: not a JSON document".into()));
+            }
+            return Err(ProfileError::NotAProfile(name.to_string(), why.into()));
+        }
         #[derive(Deserialize)]
         struct Probe {
             format_version: Option<serde_json::Value>,

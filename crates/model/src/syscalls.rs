@@ -96,6 +96,21 @@ pub fn fd_arg(nr: u32) -> Option<usize> {
     by_nr(nr).and_then(|s| s.fd_arg())
 }
 
+/// The argument that keys a call's node in the syscall graph, if any: the
+/// first fd argument, else the first directory fd (which counts only when
+/// it is not `AT_FDCWD`, as in `newfstatat(3, "", …, AT_EMPTY_PATH)`, glibc's
+/// `fstat`). The bool says it is a directory fd.
+pub fn key_fd_arg(nr: u32) -> Option<(usize, bool)> {
+    let s = by_nr(nr)?;
+    if let Some(i) = s.fd_arg() {
+        return Some((i, false));
+    }
+    s.args.iter().position(|a| a.kind == ArgKind::DirFd).map(|i| (i, true))
+}
+
+/// `AT_FDCWD`: "relative to the working directory", not a descriptor.
+pub const AT_FDCWD: i64 = -100;
+
 /// Calls that never return to the caller when they succeed, so the recorder
 /// sees no exit for them.
 pub fn never_returns(nr: u32) -> bool {

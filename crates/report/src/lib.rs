@@ -1,1 +1,36 @@
+//! Renderings of a profile. One trait, one file per format; every format
+//! returns bytes, so that tests compare or parse them directly.
 
+pub mod dot;
+pub mod fmt;
+pub mod json;
+pub mod text;
+
+use syscluster_model::Profile;
+
+/// Settings shared by the formats.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// Rows per table (text) or edges drawn (dot).
+    pub top: usize,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { top: 15 }
+    }
+}
+
+pub trait Reporter {
+    fn render(&self, profile: &Profile, opts: &ReportOptions) -> Vec<u8>;
+}
+
+/// The reporter for a format name (`text`, `json`, `dot`).
+pub fn by_name(name: &str) -> Option<Box<dyn Reporter>> {
+    match name {
+        "text" => Some(Box::new(text::Text)),
+        "json" => Some(Box::new(json::Json)),
+        "dot" => Some(Box::new(dot::Dot)),
+        _ => None,
+    }
+}

@@ -1,0 +1,54 @@
+//! One file per subcommand.
+
+mod import;
+mod merge;
+mod record;
+mod report;
+mod stat;
+
+use crate::flags::{Command, NodeKeyArg};
+use crate::Failure;
+use syscluster_model::profile::NodeKeyMode;
+
+pub fn run(command: Command) -> Result<i32, Failure> {
+    match command {
+        Command::Record(a) => record::run(a),
+        Command::ImportStrace(a) => import::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Stat(a) => stat::run(a),
+    }
+}
+
+pub(crate) fn node_key(k: NodeKeyArg) -> NodeKeyMode {
+    match k {
+        NodeKeyArg::Name => NodeKeyMode::Name,
+        NodeKeyArg::Fd => NodeKeyMode::Fd,
+        NodeKeyArg::Callsite => NodeKeyMode::Callsite,
+    }
+}
+
+/// Saves a profile, naming the file in the error.
+pub(crate) fn save(profile: &syscluster_model::Profile, path: &std::path::Path) -> Result<(), Failure> {
+    profile.save(path).map_err(|e| Failure::new(format!("cannot write profile {}: {e}", path.display())))
+}
+
+/// One line about what a profile holds, for stderr.
+pub(crate) fn summary(p: &syscluster_model::Profile) -> String {
+    let m = &p.meta;
+    let mut s = format!(
+        "{} calls, {} nodes, {} edges, {} process{}, {} thread{}",
+        m.total_calls,
+        p.nodes.len(),
+        p.edges.len(),
+        m.processes,
+        if m.processes == 1 { "" } else { "es" },
+        m.threads,
+        if m.threads == 1 { "" } else { "s" }
+    );
+    if !p.lost_events.is_empty() {
+        let causes: Vec<String> = p.lost_events.by_cause.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        s.push_str(&format!("; LOST: {}", causes.join(", ")));
+    }
+    s
+}

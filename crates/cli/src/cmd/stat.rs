@@ -1,0 +1,162 @@
+//! `syscluster stat`: crossings by system call, and wall, user and system
+//! time, over repeated runs.
+//!
+//! Timing and counting are separate runs: each repetition runs the command
+//! once untraced (its times) and once under the recorder in aggregate mode
+//! (its crossings), so that tracing overhead never leaks into the times.
+
+use crate::flags::StatArgs;
+use crate::Failure;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::time::Instant;
+use syscluster_analysis::BuilderOptions;
+use syscluster_model::profile::NodeKeyMode;
+use syscluster_record::launch::{Child, ExitStatus};
+use syscluster_record::{Backend, Mode, RecordOptions};
+
+/// Times of one untraced run, nanoseconds.
+struct Times {
+    wall: u64,
+    user: u64,
+    sys: u64,
+    exit: ExitStatus,
+}
+
+fn rusage_children() -> (u64, u64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+fn timed_run(argv: &[OsString]) -> Result<Times, Failure> {
+    let (u0, s0) = rusage_children();
+    let start = Instant::now();
+    let mut child = Child::spawn(argv, None).map_err(launch_failure)?;
+    child.release().map_err(launch_failure)?;
+    let exit = child.wait().map_err(|e| Failure::new(format!("waiting for the command: {e}")))?;
+    let wall = start.elapsed().as_nanos() as u64;
+    let (u1, s1) = rusage_children();
+    Ok(Times { wall, user: u1 - u0, sys: s1 - s0, exit })
+}
+
+fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
+    let code = match &e {
+        syscluster_record::LaunchError::Exec(_, io) if io.kind() == std::io::ErrorKind::NotFound => 127,
+        syscluster_record::LaunchError::Exec(..) => 126,
+        _ => 1,
+    };
+    Failure::with_code(e.to_string(), code)
+}
+
+/// min, median, max of `v` (not empty).
+fn spread(v: &[u64]) -> (u64, u64, u64) {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    (s[0], s[s.len() / 2], s[s.len() - 1])
+}
+
+fn json_spread(v: &[u64]) -> serde_json::Value {
+    let (min, median, max) = spread(v);
+    serde_json::json!({"min": min, "median": median, "max": max, "runs": v})
+}
+
+fn secs(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+pub fn run(a: StatArgs) -> Result<i32, Failure> {
+    let runs = a.runs.max(1);
+    let mut times = Vec::new();
+    let mut crossings: Vec<u64> = Vec::new();
+    let mut by_call: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut backend = String::from("none");
+    let mut first_failure: Option<ExitStatus> = None;
+    let opts = RecordOptions {
+        backend: a.ptrace.then_some(Backend::Ptrace),
+        mode: Mode::Aggregate,
+        builder: BuilderOptions { node_key: NodeKeyMode::Name, value_profiles: false, io_patterns: false, ..Default::default() },
+        callsites: false,
+        ..Default::default()
+    };
+    for i in 0..runs {
+        let t = timed_run(&a.command)?;
+        if t.exit != ExitStatus::Code(0) {
+            first_failure.get_or_insert(t.exit);
+        }
+        times.push(t);
+        if a.no_count {
+            continue;
+        }
+        let rec = syscluster_record::record(&a.command, &opts).map_err(|e| Failure::new(e.to_string()))?;
+        if i == 0 {
+            for note in &rec.notes {
+                eprintln!("syscluster: {note}");
+            }
+        }
+        backend = rec.profile.meta.backend.clone();
+        if !rec.profile.lost_events.is_empty() {
+            eprintln!("syscluster: run {}: some events were lost; counts are incomplete", i + 1);
+        }
+        crossings.push(rec.profile.meta.total_calls);
+        for n in &rec.profile.nodes {
+            let v = by_call.entry(n.syscall.clone()).or_insert_with(|| vec![0; i as usize]);
+            v.push(n.count);
+        }
+        for v in by_call.values_mut() {
+            v.resize(i as usize + 1, 0);
+        }
+    }
+    let wall: Vec<u64> = times.iter().map(|t| t.wall).collect();
+    let user: Vec<u64> = times.iter().map(|t| t.user).collect();
+    let sys: Vec<u64> = times.iter().map(|t| t.sys).collect();
+    let command: Vec<String> = a.command.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+    let mut out = String::new();
+    if a.json {
+        let by_syscall: serde_json::Map<String, serde_json::Value> = by_call.iter().map(|(k, v)| (k.clone(), json_spread(v))).collect();
+        let doc = serde_json::json!({
+            "format_version": 1,
+            "command": command,
+            "runs": runs,
+            "counting_backend": backend,
+            "wall_ns": json_spread(&wall),
+            "user_ns": json_spread(&user),
+            "system_ns": json_spread(&sys),
+            "crossings": if crossings.is_empty() { serde_json::Value::Null } else { json_spread(&crossings) },
+            "by_syscall": by_syscall,
+        });
+        out = serde_json::to_string_pretty(&doc).expect("json") + "\n";
+    } else {
+        let _ = writeln!(out, "syscluster stat: {} ({} run{})", command.join(" "), runs, if runs == 1 { "" } else { "s" });
+        let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "", "min", "median", "max");
+        for (name, v) in [("wall", &wall), ("user", &user), ("system", &sys)] {
+            let (lo, mid, hi) = spread(v);
+            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", name, secs(lo), secs(mid), secs(hi));
+        }
+        if !crossings.is_empty() {
+            let (lo, mid, hi) = spread(&crossings);
+            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "crossings", lo, mid, hi);
+            let _ = writeln!(out, "\n  crossings by system call (median; counted with {backend}):");
+            let mut rows: Vec<(u64, &String)> = by_call.iter().map(|(k, v)| (spread(v).1, k)).collect();
+            rows.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(y.1)));
+            for (n, name) in rows.iter().take(a.top) {
+                let _ = writeln!(out, "  {n:>14}  {name}");
+            }
+            if rows.len() > a.top {
+                let rest: u64 = rows[a.top..].iter().map(|r| r.0).sum();
+                let _ = writeln!(out, "  {rest:>14}  ({} other calls)", rows.len() - a.top);
+            }
+        }
+    }
+    print!("{out}");
+    if let Some(f) = first_failure {
+        eprintln!("syscluster: the command failed ({}) in at least one run", match f {
+            ExitStatus::Code(c) => format!("exit {c}"),
+            ExitStatus::Signal(s) => format!("signal {s}"),
+        });
+        return Ok(f.shell_code());
+    }
+    Ok(0)
+}
