@@ -212,15 +212,15 @@ fn openstat_edges() {
     for mode in MODES {
         let small = rec(&opts(mode), "openstat", &[dir.path().as_os_str(), &n(30)]).profile;
         let large = rec(&opts(mode), "openstat", &[dir.path().as_os_str(), &n(80)]).profile;
-        // glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH), whose fd is a
-        // directory fd and so not part of the node key.
+        // glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH): its directory
+        // fd keys the node.
         for p in [(&small, 30), (&large, 80)] {
-            assert_eq!(edge(p.0, "newfstatat", "read(3)"), p.1, "{mode:?}");
+            assert_eq!(edge(p.0, "newfstatat(3)", "read(3)"), p.1, "{mode:?}");
             assert_eq!(edge(p.0, "read(3)", "close(3)"), p.1, "{mode:?}");
         }
         // openat and close(3) also occur while the loader maps libc: the
         // loop's share is the difference between two runs.
-        assert_eq!(edge(&large, "openat", "newfstatat") - edge(&small, "openat", "newfstatat"), 50, "{mode:?}");
+        assert_eq!(edge(&large, "openat", "newfstatat(3)") - edge(&small, "openat", "newfstatat(3)"), 50, "{mode:?}");
         assert_eq!(edge(&large, "close(3)", "openat") - edge(&small, "close(3)", "openat"), 50, "{mode:?}");
     }
 }

@@ -128,9 +128,11 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 		__u8 info = arg_info[nr];
 		if (info & ARG_FD_MASK) {
 			__u64 fd = reg_arg(regs_at(regs), (info & ARG_FD_MASK) - 1);
-			key |= KEY_HAS_FD | (fd << KEY_ARG_SHIFT);
-			if ((fd >> 32) == 0xffffffff)
-				key |= KEY_FD_HIGH;
+			if (!(info & ARG_FD_DIRFD) || (__s32)fd != -100 /* AT_FDCWD */) {
+				key |= KEY_HAS_FD | (fd << KEY_ARG_SHIFT);
+				if ((fd >> 32) == 0xffffffff)
+					key |= KEY_FD_HIGH;
+			}
 		}
 	}
 	return key;

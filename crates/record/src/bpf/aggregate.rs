@@ -136,7 +136,7 @@ fn raw_key(k: u64, sites: &FxHashMap<u32, CodeAddr>) -> RawKey {
         // interpretation (the high half is all ones or taken as zeros).
         let low = k >> key_bits::KEY_ARG_SHIFT.0 as u32;
         let high = if k & key_bits::KEY_FD_HIGH.0 as u64 != 0 { 0xffff_ffff_0000_0000 } else { 0 };
-        syscalls::fd_arg(nr).map(|i| normalize_arg(nr, i, high | low))
+        syscalls::key_fd_arg(nr).map(|(i, _)| normalize_arg(nr, i, high | low))
     } else {
         None
     };

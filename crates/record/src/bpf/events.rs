@@ -159,6 +159,7 @@ impl Consumer<'_> {
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
             callsite,
             path,
+            unknown_args: 0,
         };
         self.sink.builder.event(&ev);
     }

@@ -83,9 +83,12 @@ fn arg_info_table() -> [u8; limits::NR_SLOTS.0 as usize] {
     let mut t = [0u8; limits::NR_SLOTS.0 as usize];
     for (nr, slot) in t.iter_mut().enumerate() {
         if let Some(info) = syscalls::by_nr(nr as u32) {
-            let fd = info.fd_arg().map_or(0, |i| i as u8 + 1);
+            let fd = match syscalls::key_fd_arg(nr as u32) {
+                Some((i, dirfd)) => (i as u8 + 1) | if dirfd { arg_info_bits::ARG_FD_DIRFD.0 as u8 } else { 0 },
+                None => 0,
+            };
             let path = info.path_arg().map_or(0, |i| i as u8 + 1);
-            *slot = (fd & arg_info_bits::ARG_FD_MASK.0 as u8) | (path << arg_info_bits::ARG_PATH_SHIFT.0 as u8);
+            *slot = fd | (path << arg_info_bits::ARG_PATH_SHIFT.0 as u8);
         }
     }
     t

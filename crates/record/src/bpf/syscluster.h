@@ -29,10 +29,12 @@ enum cfa_kind {
 	CFA_OUTERMOST = 3, /* the stack ends here */
 };
 
-/* arg_info[nr]: bits 0-3 = fd argument index + 1, bits 4-7 = path argument
- * index + 1; 0 = none. */
+/* arg_info[nr]: bits 0-2 = index + 1 of the argument that keys the node
+ * (syscalls::key_fd_arg), bit 3 = it is a directory fd (not a key when it
+ * is AT_FDCWD), bits 4-7 = path argument index + 1; 0 = none. */
 enum arg_info_bits {
-	ARG_FD_MASK = 0xf,
+	ARG_FD_MASK = 0x7,
+	ARG_FD_DIRFD = 0x8,
 	ARG_PATH_SHIFT = 4,
 };
 
