@@ -114,7 +114,7 @@ def tools(work, rec, floor):
              note="raw_tracepoint/sys_enter and sys_exit, empty programs"),
         Tool("record --mode aggregate", prefix=rec + ["--mode", "aggregate", "-o", out, "--"]),
         Tool("record --mode events", prefix=rec + ["--mode", "events", "-o", out, "--"],
-             note="with code locations where the build has them"),
+             note="with code locations"),
     ]
     if ptrace_available(rec):
         t.append(Tool("record --backend ptrace", prefix=rec + ["--backend", "ptrace", "-o", out, "--"]))
@@ -245,7 +245,7 @@ def main():
             "load": f"{load_start} at the start, {os.getloadavg()[0]:.1f} at the end",
             "machine": machine(),
             "command": "bench/record/run.py " + " ".join(sys.argv[1:]),
-            "recorder": " ".join(rec),
+            "recorder": " ".join(os.path.relpath(a, ROOT) if a.startswith(str(ROOT)) else a for a in rec),
             "reps": args.reps,
         }
         report = {"version": 1, "meta": meta, "results": results, "raw": runs}
@@ -325,6 +325,9 @@ def render(report, all_tools, names):
 
 
 def write_doc(table):
+    notes = HERE / "notes.md"
+    if notes.exists():
+        table = table + "\n" + notes.read_text()
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     start = text.find(SECTION)
     if start < 0:
