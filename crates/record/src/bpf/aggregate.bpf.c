@@ -109,7 +109,8 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 	if (key_mode == KEY_CALLSITE && capture_sites) {
 		struct site s = {};
 		__u32 id = 0;
-		if (!find_callsite(&st->vmas, regs, &s)) {
+		int found = find_callsite(&st->vmas, regs, &s);
+		if (!found) {
 			if (st->last_site_id && s.off == st->last_site.off && s.ino == st->last_site.ino &&
 			    s.dev == st->last_site.dev) {
 				id = st->last_site_id;
@@ -121,7 +122,7 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 		}
 		if (id)
 			key |= KEY_HAS_SITE | ((__u64)id << KEY_ARG_SHIFT);
-		else
+		else if (found != 1) /* failed, or `sites` is full */
 			count_loss(LOSS_CALLSITE, 1);
 	}
 	if (key_mode == KEY_FD && nr < NR_SLOTS) {

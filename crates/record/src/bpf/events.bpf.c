@@ -130,8 +130,9 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 		}
 	}
 	if (capture_sites) {
-		st->has_site = !find_callsite(&st->vmas, at, &st->site);
-		if (!st->has_site)
+		int found = find_callsite(&st->vmas, at, &st->site);
+		st->has_site = found == 0;
+		if (found < 0)
 			count_loss(LOSS_CALLSITE, 1);
 	}
 	if (changes_mappings(nr))

@@ -1,16 +1,29 @@
-//! The BPF backend: programs on the `raw_syscalls` raw tracepoints
-//! (`sys_enter`, `sys_exit`) and on `sched_process_fork` /
-//! `sched_process_exit` to follow every thread and process of the command.
+//! The BPF backend: programs on the raw tracepoints `sys_enter` and
+//! `sys_exit` (raw: no perf-buffer copy, unlike `tracepoint/raw_syscalls`;
+//! fentry/fexit may not be loaded where this was built) and on
+//! `sched_process_fork` / `sched_process_exit`, which follow every thread
+//! and process of the command. Transitions are per thread.
 //!
 //! - [`Mode::Aggregate`]: the syscall graph is built in the kernel
-//!   (`aggregate.bpf.c`); user space reads the maps once, at the end.
-//! - [`Mode::Events`]: every call goes through a ring buffer
-//!   (`events.bpf.c`) into the profile builder.
+//!   (`aggregate.bpf.c`: a per-thread cache of edge counters, flushed to a
+//!   hash map); user space reads the maps once, at the end. Time in the
+//!   kernel is measured on a random sample of the calls and scaled. Code
+//!   locations only with `--node-key callsite`.
+//! - [`Mode::Events`]: one record per call through a ring buffer
+//!   (`events.bpf.c`), with its code location when
+//!   [`RecordOptions::callsites`] is set, into the profile builder.
 //!
-//! Everything that can fail for lack of permission (load, attach) happens
-//! before the command starts, so that the caller can fall back to ptrace.
-//! The command is forked and held at its gate, registered to be recorded,
-//! then released; counting starts at its `execve`.
+//! A recorded task's state is found by the `pt_regs` address the raw
+//! tracepoints pass (see `common.bpf.h`): no helper call on the hot path.
+//! Code locations are found in the kernel by unwinding libc, the loader and
+//! the vDSO with the tables of [`crate::callsite::unwind::skip_modules`]
+//! (`unwind.bpf.h`). Every loss is counted by cause (`lost[]`).
+//!
+//! Everything that can fail for lack of permission or kernel support (load,
+//! attach) happens before the command starts, so that the caller can fall
+//! back to ptrace. The command is forked and held at its gate, registered
+//! to be recorded, then released; counting starts at its `execve`.
+//! `bench/record/` measures what this costs.
 
 mod aggregate;
 mod events;

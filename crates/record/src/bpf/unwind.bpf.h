@@ -148,7 +148,7 @@ struct unwind_ctx {
 	__u64 sp;
 	__u64 bp;
 	struct site out;
-	int result; /* 0: found; -1: failed; 1: going on */
+	int result; /* 0: found; -1: failed; 1: going on; 2: no caller outside */
 };
 
 /* One frame: the first outside the skipped modules ends the walk; a frame
@@ -195,12 +195,16 @@ static long unwind_step(__u32 i, void *data)
 		}
 	}
 	__u64 cfa;
-	if (row.kind == CFA_RSP)
+	if (row.kind == CFA_RSP) {
 		cfa = u->sp + (__s64)row.cfa_off;
-	else if (row.kind == CFA_RBP)
+	} else if (row.kind == CFA_RBP) {
 		cfa = u->bp + (__s64)row.cfa_off;
-	else
+	} else if (row.kind == CFA_OUTERMOST) {
+		u->result = 2; /* libc or the loader called on its own */
+		return 1;
+	} else {
 		goto fail;
+	}
 	__u64 ra;
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		goto fail;
@@ -220,7 +224,9 @@ fail:
 }
 
 /* Fills *out with the first frame outside the skipped modules, for the
- * task whose state `c` is and whose pt_regs are at `regs`; 0 when found. */
+ * task whose state `c` is and whose pt_regs are at `regs`: 0 when found, 1
+ * when the stack ends inside them (the loader at startup, libc's own calls:
+ * there is no such frame, and nothing was lost), -1 when the unwind failed. */
 static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct site *out)
 {
 	if (c->gen != maps_gen) {
@@ -233,6 +239,8 @@ static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct
 	struct pt_regs *r = regs_at(regs);
 	struct unwind_ctx u = { .regs = regs, .ip = r->ip, .sp = r->sp, .bp = r->bp, .result = 1 };
 	bpf_loop(MAX_FRAMES, unwind_step, &u, 0);
+	if (u.result == 2)
+		return 1;
 	if (u.result)
 		return -1;
 	*out = u.out;
