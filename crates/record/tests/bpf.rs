@@ -263,6 +263,28 @@ fn threads_transitions_are_per_thread() {
     }
 }
 
+/// Tasks whose state does not fit the array (here: all but one) are kept
+/// in the hash map, with the same results.
+#[test]
+fn task_states_beyond_the_array() {
+    require_bpf!();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    syscluster_record::bpf::with_task_slots(0, || {
+        for mode in MODES {
+            let p = rec(&opts(mode), "threads", &[dir.path().as_os_str(), &n(4), &n(3000)]).profile;
+            for i in 0..4 {
+                let w = format!("write({})", 5 + i);
+                assert_eq!(edge(&p, &w, &w), 2999, "{mode:?} {w}");
+            }
+            assert_eq!(p.meta.threads, 5, "{mode:?}");
+            let p = rec(&opts(mode), "forkexec", &[out.as_os_str(), &n(500)]).profile;
+            assert_eq!(edge(&p, "write(3)", "write(3)"), 499, "{mode:?}");
+            assert_eq!(p.lost_events.total, 0, "{mode:?}: {:?}", p.lost_events);
+        }
+    });
+}
+
 /// The forked child is followed through its exec of write8.
 #[test]
 fn forkexec_follows_the_child() {

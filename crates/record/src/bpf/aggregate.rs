@@ -3,7 +3,7 @@
 
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
-use super::{arg_info_table, key_mode_of, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
@@ -29,6 +29,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
+    rodata.slots_log2 = slots_log2();
+    open.maps.slots.set_max_entries(1 << rodata.slots_log2).map_err(|e| unavailable("sizing the task states", e))?;
     // Code locations only as node keys: what else they would add to the
     // profile (each node's issuing locations) is not worth their cost here.
     let unwind = unwind_data(sink.builder.node_key_mode() == NodeKeyMode::Callsite);
@@ -130,18 +132,18 @@ fn read_sites(map: &dyn MapCore, sink: &mut Sink) -> FxHashMap<u32, CodeAddr> {
 /// The node key of a kernel key (see `syscluster.h`).
 fn raw_key(k: u64, sites: &FxHashMap<u32, CodeAddr>) -> RawKey {
     let nr16 = (k & key_bits::KEY_NR_MASK.0 as u64) as u32;
-    let nr = if nr16 == key_bits::KEY_NR_MASK.0 as u32 { u32::MAX } else { nr16 };
+    let nr = if nr16 == key_bits::KEY_NR_MASK.0 { u32::MAX } else { nr16 };
     let fd = if k & key_bits::KEY_HAS_FD.0 as u64 != 0 {
         // The register as the kernel saw it, for the builder's
         // interpretation (the high half is all ones or taken as zeros).
-        let low = k >> key_bits::KEY_ARG_SHIFT.0 as u32;
+        let low = k >> key_bits::KEY_ARG_SHIFT.0;
         let high = if k & key_bits::KEY_FD_HIGH.0 as u64 != 0 { 0xffff_ffff_0000_0000 } else { 0 };
         syscalls::key_fd_arg(nr).map(|(i, _)| normalize_arg(nr, i, high | low))
     } else {
         None
     };
     let site = if k & key_bits::KEY_HAS_SITE.0 as u64 != 0 {
-        sites.get(&((k >> key_bits::KEY_ARG_SHIFT.0 as u32) as u32)).copied()
+        sites.get(&((k >> key_bits::KEY_ARG_SHIFT.0) as u32)).copied()
     } else {
         None
     };

@@ -3,7 +3,7 @@
 
 use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
-use super::{arg_info_table, key_mode_of, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
 use crate::{ExitStatus, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
@@ -35,6 +35,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
+    rodata.slots_log2 = slots_log2();
+    open.maps.slots.set_max_entries(1 << rodata.slots_log2).map_err(|e| unavailable("sizing the task states", e))?;
     rodata.wake_bytes = ring as u64 / 2;
     let unwind = unwind_data(opts.callsites);
     if let Some(u) = &unwind {

@@ -118,10 +118,10 @@ fn key_mode_of(m: NodeKeyMode) -> key_mode {
 /// The loss causes of the kernel's `lost[]` counters.
 fn loss_cause(i: usize) -> Option<LossCause> {
     Some(match i as u32 {
-        x if x == loss::LOSS_RINGBUF.0 as u32 => LossCause::RingBufferFull,
-        x if x == loss::LOSS_MAP_FULL.0 as u32 => LossCause::MapFull,
-        x if x == loss::LOSS_UNTRACKED.0 as u32 => LossCause::Untracked,
-        x if x == loss::LOSS_CALLSITE.0 as u32 => LossCause::CallsiteUnknown,
+        x if x == loss::LOSS_RINGBUF.0 => LossCause::RingBufferFull,
+        x if x == loss::LOSS_MAP_FULL.0 => LossCause::MapFull,
+        x if x == loss::LOSS_UNTRACKED.0 => LossCause::Untracked,
+        x if x == loss::LOSS_CALLSITE.0 => LossCause::CallsiteUnknown,
         _ => return None,
     })
 }
@@ -147,6 +147,27 @@ fn unavailable(what: &str, e: libbpf_rs::Error) -> RecordError {
         Some(d) => RecordError::BpfUnavailable(format!("{what}: {e}{hint}; libbpf: {d}")),
         None => RecordError::BpfUnavailable(format!("{what}: {e}{hint}")),
     }
+}
+
+thread_local! {
+    static SLOTS_LOG2: std::cell::Cell<u32> = const { std::cell::Cell::new(limits::TASK_SLOTS_LOG2.0) };
+}
+
+/// log2 of the number of task states found without a helper call (the
+/// `slots` array; tasks whose slot is taken go to the `spill` hash map).
+fn slots_log2() -> u32 {
+    SLOTS_LOG2.with(|c| c.get())
+}
+
+/// Runs `f` with recordings made on this thread keeping `1 << log2` task
+/// states in their array (at most 2^16), the rest in the hash map: the
+/// tests use one slot to exercise the hash map.
+#[doc(hidden)]
+pub fn with_task_slots<R>(log2: u32, f: impl FnOnce() -> R) -> R {
+    let old = SLOTS_LOG2.with(|c| c.replace(log2.min(16)));
+    let r = f();
+    SLOTS_LOG2.with(|c| c.set(old));
+    r
 }
 
 /// Views a generated `#[repr(C)]` type as the bytes the kernel expects.

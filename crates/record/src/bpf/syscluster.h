@@ -10,8 +10,8 @@ enum limits {
 	PATH_CAP = 256,    /* bytes of a path argument captured, NUL included */
 	CACHE_SLOTS = 64,  /* aggregate mode: entries of a thread's edge cache */
 	CACHE_SHIFT = 58,  /* 64 - log2(CACHE_SLOTS) */
-	TASK_SLOTS_LOG2 = 12,
-	TASK_SLOTS = 4096, /* 1 << TASK_SLOTS_LOG2: states found without a helper */
+	TASK_SLOTS_LOG2 = 12, /* states found without a helper: 1 << this */
+	TASK_SLOTS = 4096,
 	TIME_FIRST = 8,    /* aggregate mode: time the first calls of each edge entry, */
 	TIME_MASK = 15,    /* then one call in TIME_MASK + 1, at random */
 	MAX_SKIP = 4,      /* code locations: modules whose frames are skipped */
