@@ -60,10 +60,6 @@ static __always_inline void note_thread(__u32 tid, __u32 pid)
 		__sync_fetch_and_add(&threads_unlisted, 1);
 }
 
-static __always_inline void on_new_task(struct task_struct *child)
-{
-}
-
 static __always_inline void init_state(struct agg_task *st)
 {
 	__u64 id = bpf_get_current_pid_tgid();

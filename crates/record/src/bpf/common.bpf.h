@@ -3,7 +3,7 @@
  *
  * The including program defines TASK_STATE (a struct of syscluster.h whose
  * first member is `struct task_common c`) before it includes this file, and
- * on_new_task() after.
+ * init_state() after.
  * A task is recorded exactly when it holds a TASK_STATE (see `slots`). */
 #ifndef COMMON_BPF_H
 #define COMMON_BPF_H
@@ -200,10 +200,6 @@ static __always_inline void release_state(__u64 regs, TASK_STATE *st)
 	__sync_fetch_and_add(&live_tasks, -1);
 }
 
-/* Called in the parent's context for each new task (defined by the
- * including program). */
-static __always_inline void on_new_task(struct task_struct *child);
-
 /* A recorded task forks (fork, vfork, clone, clone3; threads and
  * processes): the child is recorded from its first event.  This runs before
  * the child is first woken. */
@@ -221,7 +217,6 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	__sync_fetch_and_add(&unadopted, 1);
 	__sync_fetch_and_add(&live_tasks, 1);
-	on_new_task(child);
 	return 0;
 }
 

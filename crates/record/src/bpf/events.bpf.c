@@ -24,10 +24,6 @@ struct ev_record_path {
 	char path[PATH_CAP];
 };
 
-static __always_inline void on_new_task(struct task_struct *child)
-{
-}
-
 static __always_inline void init_state(struct ev_task *st)
 {
 	st->path_len = 0;
