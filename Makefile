@@ -35,7 +35,7 @@ test-rust:
 	$(CARGO) test --release --locked --workspace --no-fail-fast
 
 test-c:
-	@true
+	$(MAKE) -C runtime test
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -5,3 +5,4 @@ mod bad_input;
 mod report;
 mod strace_import;
 mod util;
+mod run;

@@ -178,9 +178,10 @@ impl ProfileBuilder {
             self.pids.insert(ev.pid);
             self.tids.insert(ev.tid);
         }
-        if self.opts.value_profiles {
+        // Calls beyond the table (syscall(1000), x32) get no value profile.
+        if let (true, Some(slot)) = (self.opts.value_profiles, self.values.get_mut(ev.nr as usize)) {
             let slots = self.opts.tnv_slots;
-            let tables = self.values[ev.nr as usize].get_or_insert_with(|| Box::new(std::array::from_fn(|_| Tnv::new(slots))));
+            let tables = slot.get_or_insert_with(|| Box::new(std::array::from_fn(|_| Tnv::new(slots))));
             for (j, t) in tables.iter_mut().enumerate().take(nargs) {
                 if ev.knows(j) {
                     t.observe(ev.arg(j));

@@ -30,6 +30,7 @@ pub enum Command {
     Report(ReportArgs),
     Merge(MergeArgs),
     Stat(StatArgs),
+    Run(RunArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -191,6 +192,37 @@ pub struct StatArgs {
     /// System calls listed (the rest are summed).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
+    /// The command and its arguments (after `--` if they start with `-`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Run an unmodified program with its short writes coalesced.
+///
+/// Writes shorter than BYTES to regular files are gathered in memory and
+/// written with one `write`/`writev` per buffer: the crossings and most of
+/// the kernel work disappear, the bytes and their order do not change.
+/// Pending bytes are written before anything could observe the file or its
+/// offset, within the flush interval at the latest, at every kind of exit —
+/// and even when the program is killed with SIGKILL. Static, setuid and
+/// raw-`syscall` programs cannot be interposed: syscluster says so and runs
+/// them unchanged. The command's stdio and exit status pass through.
+/// docs/RUNTIME.md has the exact rules.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  syscluster run -- dd if=/dev/zero of=out bs=8 count=1000000
+  syscluster stat -r 5 -- syscluster run -- ./logger      # crossings and time, applied")]
+pub struct RunArgs {
+    /// Coalesce writes shorter than BYTES (default 4096); 0 turns coalescing off.
+    #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "4096", default_value_t = 4096)]
+    pub coalesce_writes: usize,
+    /// Write pending bytes out at the latest after MS milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5)]
+    pub flush_interval: u32,
+    /// Say what is interposed and, per process, what was coalesced.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// The command and its arguments (after `--` if they start with `-`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,

@@ -87,6 +87,11 @@ fn width_of(info: &syscalls::SyscallInfo, i: usize) -> Width {
     if a.kind == ArgKind::Ptr || a.kind == ArgKind::Path {
         return Width::Raw;
     }
+    // The kernel takes every fd as an int, whatever the prototype says
+    // (mmap's is unsigned long): mmap(-1) whether the register or strace says so.
+    if a.kind == ArgKind::Fd || a.kind == ArgKind::DirFd {
+        return Width::Signed32;
+    }
     match a.ctype {
         "int" | "pid_t" | "clockid_t" | "timer_t" | "mqd_t" | "key_serial_t" | "rwf_t" | "const int" => Width::Signed32,
         "unsigned int" | "uid_t" | "gid_t" | "u32" | "__u32" | "qid_t" | "old_uid_t" | "old_gid_t" => Width::Unsigned32,
@@ -175,6 +180,10 @@ mod tests {
         let write = syscalls::by_name("write").unwrap().nr;
         assert_eq!(normalize_arg(write, 0, 0x1_0000_0003), 3, "unsigned int fd");
         assert_eq!(normalize_arg(write, 2, 1 << 40), 1 << 40, "size_t count");
+        let mmap = syscalls::by_name("mmap").unwrap().nr;
+        // An anonymous mapping's fd: -1 in a 32-bit register, or in all 64.
+        assert_eq!(normalize_arg(mmap, 4, 0xffff_ffff), -1);
+        assert_eq!(normalize_arg(mmap, 4, u64::MAX), -1);
         let mut e = SyscallEvent::new(1, 1, write);
         e.args[0] = 7;
         assert_eq!(e.fd(), Some(7));

@@ -148,7 +148,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     let exit = match opts.backend {
         Some(Backend::Ptrace) => {
             meta = machine::meta(&command, "ptrace", "trace");
-            ptrace::record(argv, opts, &mut sink)?
+            ptrace::record(argv, opts, &mut sink, &mut notes)?
         }
         Some(Backend::Bpf) => {
             meta = machine::meta(&command, "bpf", opts.mode.as_str());
@@ -161,7 +161,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
                     notes.push(format!("BPF is not available ({why}); recording with ptrace instead"));
                     meta = machine::meta(&command, "ptrace", "trace");
                     sink = Sink::new(opts.builder.clone());
-                    ptrace::record(argv, opts, &mut sink)?
+                    ptrace::record(argv, opts, &mut sink, &mut notes)?
                 }
                 other => other?,
             }

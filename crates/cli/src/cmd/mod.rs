@@ -4,6 +4,7 @@ mod import;
 mod merge;
 mod record;
 mod report;
+mod run;
 mod stat;
 
 use crate::flags::{Command, NodeKeyArg};
@@ -17,6 +18,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Report(a) => report::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Stat(a) => stat::run(a),
+        Command::Run(a) => run::run(a),
     }
 }
 

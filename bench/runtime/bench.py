@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Benchmark of the runtime (issue 4): each workload plain and under
+`syscluster run --coalesce-writes`, interleaved (alternating which goes first), median of N rounds; wall
+and system time as ratios measured in the same run.  Writes
+bench/results/runtime.json and the "## Runtime (issue 4)" section of
+docs/BENCHMARKS.md.
+
+    bench/runtime/bench.py [--rounds N] [--quick]
+
+The runner is `target/release/syscluster run` when the CLI has it, else
+this crate's stand-in `target/release/examples/sc-run`."""
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def sh(*cmd, **kw):
+    subprocess.run(cmd, check=True, cwd=ROOT, **kw)
+
+
+def runner():
+    cli = os.path.join(ROOT, "target/release/syscluster")
+    if os.path.exists(cli):
+        probe = subprocess.run([cli, "run", "--coalesce-writes", "--", "true"], capture_output=True)
+        if probe.returncode == 0:
+            return [cli, "run", "--coalesce-writes", "--"], "syscluster run --coalesce-writes --"
+    return [os.path.join(ROOT, "target/release/examples/sc-run"), "--coalesce-writes", "--"], \
+        "target/release/examples/sc-run --coalesce-writes --"
+
+
+def preload_only():
+    lib = os.path.join(ROOT, "runtime/build/libsyscluster-preload.so")
+    return ["env", f"LD_PRELOAD={lib}", "SYSCLUSTER_COALESCE=4096"]
+
+
+def measure(argv, out):
+    """Wall and system time of argv and everything it waits for."""
+    if out and os.path.exists(out):
+        os.unlink(out)
+    os.sync()  # the previous run's writeback must not land in this one
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"bench: {argv} exited {p.returncode}")
+    return wall, ru.ru_stime, ru.ru_utime
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    ap.add_argument("--rewrite-doc", action="store_true", help="only rewrite the section from bench/results/runtime.json")
+    a = ap.parse_args()
+    if a.rewrite_doc:
+        with open(os.path.join(ROOT, "bench/results/runtime.json")) as f:
+            write_section(json.load(f))
+        return
+    sh("make", "-s", "-C", "tests/corpus")
+    sh("make", "-s", "-C", "runtime")
+    sh("cargo", "build", "-q", "--release", "-p", "syscluster-runtime", "--example", "sc-run")
+    rt, rt_text = runner()
+    load = os.getloadavg()[0]
+    tmp = tempfile.mkdtemp(prefix="sc-bench-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
+    w8 = os.path.join(ROOT, "tests/corpus/bin/write8")
+    q = 10 if a.quick else 1
+    big = os.path.join(tmp, "big")
+    with open(big, "wb") as f:
+        chunk = os.urandom(1 << 20)
+        for _ in range((512 if not a.quick else 64)):
+            f.write(chunk)
+    out = os.path.join(tmp, "out")
+    workloads = [
+        ("W1: 2,000,000 8-byte writes (tests/corpus write8)", [w8, out, str(2_000_000 // q)], out),
+        ("seed 001 §4.1: 10,000,000 8-byte writes", [w8, out, str(10_000_000 // q)], out),
+        ("dd bs=8 (16 MB from /dev/zero)", ["dd", "if=/dev/zero", f"of={out}", "bs=8", f"count={2_000_000 // q}", "status=none"], out),
+        ("dd bs=512 (100 MB from /dev/zero)", ["dd", "if=/dev/zero", f"of={out}", "bs=512", f"count={200_000 // q}", "status=none"], out),
+        (f"cp of a {os.path.getsize(big) >> 20} MiB file (no short writes)", ["cp", big, out], out),
+        (f"the same cp, library only (LD_PRELOAD, no supervisor)", ["cp", big, out], out, preload_only()),
+    ]
+    results = []
+    for name, argv, o, *alt in workloads:
+        rtw = alt[0] if alt else rt
+        # Same bytes both ways, checked once per workload.
+        measure(argv, o)
+        ref = open(o, "rb").read()
+        measure(rtw + argv, o)
+        if open(o, "rb").read() != ref:
+            sys.exit(f"bench: {name}: output differs under the runtime")
+        del ref
+        plain, under = [], []
+        # cp is short and I/O-bound: more rounds for a stable median.
+        for i in range(a.rounds if not argv[0] == "cp" else max(a.rounds, 15)):
+            # Alternate which goes first, so neither always follows the other's writeback.
+            if i % 2 == 0:
+                plain.append(measure(argv, o))
+                under.append(measure(rtw + argv, o))
+            else:
+                under.append(measure(rtw + argv, o))
+                plain.append(measure(argv, o))
+        med = lambda xs, i: statistics.median(x[i] for x in xs)
+        r = {
+            "workload": name,
+            "command": " ".join(argv).replace(tmp, "$TMP"),
+            "runner": "LD_PRELOAD only" if alt else rt_text,
+            "rounds": len(plain),
+            "plain_wall_s": med(plain, 0), "run_wall_s": med(under, 0),
+            "plain_sys_s": med(plain, 1), "run_sys_s": med(under, 1),
+            "plain_user_s": med(plain, 2), "run_user_s": med(under, 2),
+        }
+        r["wall_speedup"] = r["plain_wall_s"] / r["run_wall_s"]
+        r["sys_reduction"] = 1 - r["run_sys_s"] / r["plain_sys_s"] if r["plain_sys_s"] > 0 else 0.0
+        results.append(r)
+        print(f"{name}: wall {r['plain_wall_s']:.3f} -> {r['run_wall_s']:.3f} s ({r['wall_speedup']:.1f}x), "
+              f"sys {r['plain_sys_s']:.3f} -> {r['run_sys_s']:.3f} s ({100 * r['sys_reduction']:.1f} % less)", flush=True)
+        os.unlink(o)
+    os.unlink(big)
+    os.rmdir(tmp)
+    doc = {
+        "format_version": 1,
+        "benchmark": "runtime",
+        "machine": {"kernel": platform.release(), "cpus": os.cpu_count(), "loadavg_at_start": load},
+        "runner": rt_text,
+        "command": "bench/runtime/bench.py" + (f" --rounds {a.rounds}" if a.rounds != 5 else "") + (" --quick" if a.quick else ""),
+        "results": results,
+    }
+    os.makedirs(os.path.join(ROOT, "bench/results"), exist_ok=True)
+    with open(os.path.join(ROOT, "bench/results/runtime.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+    write_section(doc)
+
+
+def write_section(doc):
+    lines = [
+        "## Runtime (issue 4)",
+        "",
+        f"Each workload plain and under `{doc['runner']}` (the LD_PRELOAD runtime, writes shorter than 4096 bytes",
+        "to regular files deferred, time bound 5 ms), interleaved (alternating which goes first), median of "
+        f"{doc['results'][0]['rounds']} rounds ({doc['results'][-1]['rounds']} for cp), `sync` before each; "
+        "output files compared byte for byte before timing.",
+        f"Wall and system time include everything the command waits for (the supervisor and the guardian too).",
+        f"Linux {doc['machine']['kernel']}, {doc['machine']['cpus']} CPUs, ext4, load average {doc['machine']['loadavg_at_start']:.1f} "
+        "at the start (the machine is shared: absolute times vary between runs, ratios much less).",
+        f"Command: `{doc['command']}`",
+        "(JSON: bench/results/runtime.json).",
+        "",
+        "| workload | wall plain | wall run | speed-up | sys plain | sys run | sys time saved |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in doc["results"]:
+        lines.append(f"| {r['workload']} | {r['plain_wall_s']:.3f} s | {r['run_wall_s']:.3f} s | {r['wall_speedup']:.1f}× | "
+                     f"{r['plain_sys_s']:.3f} s | {r['run_sys_s']:.3f} s | {100 * r['sys_reduction']:.1f} % |")
+    w1 = doc["results"][0]
+    cp, lib = doc["results"][-2], doc["results"][-1]
+    lines += [
+        "",
+        f"Targets: W1 ≥ 10× faster wall — measured {w1['wall_speedup']:.1f}×; ≥ 95 % less system time — measured "
+        f"{100 * w1['sys_reduction']:.1f} % (seed 001: −97 % buffering in the application, −66 % in the kernel); "
+        f"no measurable slowdown without short writes — `cp` takes {1 / lib['wall_speedup']:.2f}× its plain wall time "
+        f"under the library and {1 / cp['wall_speedup']:.2f}× under `run`, whose supervisor (one more exec, a thread "
+        f"for reports) costs a few milliseconds per run.  The two `cp` rows run the same library doing the same "
+        f"thing (nothing: `cp` makes no short writes); how far apart they are shows this machine's noise.",
+        "`dd bs=8` also reads 8 bytes per block, and those reads still cross: at best half its calls go away.",
+        "",
+    ]
+    path = os.path.join(ROOT, "docs/BENCHMARKS.md")
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
+    start = text.find("## Runtime (issue 4)")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + "\n".join(lines) + ("\n" + text[end + 1:] if end >= 0 else "")
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

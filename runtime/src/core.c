@@ -1,0 +1,980 @@
+/* The runtime's state: the fd table, the slots that hold deferred writes,
+ * flushing, configuration, and the process's start and end. */
+#include "rt.h"
+#include "sys.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sc_global sc_g;
+__thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec")));
+
+void *sc_dlnext(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        static const char msg[] = "syscluster: runtime cannot find a libc function it wraps\n";
+        sc_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
+        sc_sys1(SYS_exit_group, 127);
+    }
+    return p;
+}
+
+/* ---- locks ------------------------------------------------------------ */
+
+void sc_spin_lock(_Atomic int *l)
+{
+    int c = 0;
+    if (atomic_compare_exchange_strong(l, &c, 1))
+        return;
+    if (c != 2)
+        c = atomic_exchange(l, 2);
+    while (c != 0) {
+        sc_futex_wait(l, 2, NULL);
+        c = atomic_exchange(l, 2);
+    }
+}
+
+void sc_spin_unlock(_Atomic int *l)
+{
+    if (atomic_exchange(l, 0) == 2)
+        sc_futex_wake(l, 1);
+}
+
+/* Is the guardian, which may hold a slot lock, gone?  (Only a stray SIGKILL
+ * aimed at the guardian alone can do that.) */
+static int guardian_gone(int pid)
+{
+    if (pid <= 0 || pid != G.g_pid)
+        return 0;
+    /* It is our child: dead means a zombie (or already reaped). */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    long r = sc_sys5(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOHANG | WNOWAIT | __WCLONE, 0);
+    return r == -ECHILD || (r == 0 && si.si_pid == pid);
+}
+
+void sc_slot_lock(struct sc_slot *s)
+{
+    int c = 0;
+    if (!atomic_compare_exchange_strong(&s->lock, &c, 1)) {
+        if (c != 2)
+            c = atomic_exchange(&s->lock, 2);
+        while (c != 0) {
+            struct sc_timespec ts = {0, 200 * 1000 * 1000};
+            long r = sc_futex_wait(&s->lock, 2, &ts);
+            if (r == -ETIMEDOUT && guardian_gone(atomic_load(&s->owner))) {
+                /* Its flush may be half done: treat it like a crash. */
+                atomic_store(&s->flushing, 0);
+                atomic_store(&s->lock, 2);
+                break;
+            }
+            c = atomic_exchange(&s->lock, 2);
+        }
+    }
+}
+
+/* Only the guardian uses it; it marks the lock as the guardian's, so that
+ * a program thread can tell if the guardian died holding it. */
+int sc_slot_trylock(struct sc_slot *s)
+{
+    int c = 0;
+    if (!atomic_compare_exchange_strong(&s->lock, &c, 1))
+        return 0;
+    atomic_store_explicit(&s->owner, G.g_pid ? G.g_pid : -1, memory_order_relaxed);
+    return 1;
+}
+
+void sc_slot_unlock(struct sc_slot *s)
+{
+    atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
+    if (atomic_exchange(&s->lock, 0) == 2)
+        sc_futex_wake(&s->lock, 1);
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+static void set_err(int fd, int err)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e || e->err)
+        return;
+    e->err = err;
+    atomic_fetch_add(&G.errs, 1);
+}
+
+/* Takes the error a deferred write on fd left, if any (0 if none). */
+int sc_take_err(int fd)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e || !e->err)
+        return 0;
+    int err = e->err;
+    e->err = 0;
+    atomic_fetch_sub(&G.errs, 1);
+    return err;
+}
+
+static void lost_err(int fd, int err)
+{
+    sc_report("lost", "a deferred write to fd %d failed (%s) and no later call on that fd could report it", fd,
+              strerror(err));
+}
+
+/* ---- flushing --------------------------------------------------------- */
+
+static int64_t flush_position(struct sc_slot *s)
+{
+    if (s->append) {
+        struct stat st;
+        long r = sc_sys2(SYS_fstat, s->fd, (long)&st);
+        return r < 0 ? r : (int64_t)st.st_size;
+    }
+    return sc_sys3(SYS_lseek, s->fd, 0, SEEK_CUR);
+}
+
+static void clear_pending(struct sc_slot *s)
+{
+    unsigned i = (unsigned)(s - G.slots);
+    atomic_fetch_and(&G.pending, ~(1ULL << i));
+}
+
+/* Writes out a slot's bytes at the description's current offset (the
+ * kernel appends for O_APPEND).  The slot lock is held.  A failure is kept
+ * on the fd and reported by the next call that can report it. */
+void sc_flush_locked(struct sc_slot *s)
+{
+    if (s->len == 0)
+        return;
+    int err = 0;
+    size_t done = 0;
+    int64_t pos = flush_position(s);
+    if (pos < 0) {
+        err = (int)-pos;
+    } else {
+        s->flush_pos = pos;
+        atomic_store(&s->flushing, 1);
+        while (done < s->len) {
+            long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
+            if (r > 0)
+                done += (size_t)r;
+            else if (r == -EINTR)
+                continue;
+            else {
+                err = r == 0 ? EIO : (int)-r;
+                break;
+            }
+        }
+    }
+    if (err) {
+        s->n_lost += s->len - done;
+        set_err(s->fd, err);
+    }
+    s->n_flushes++;
+    atomic_fetch_add_explicit(&G.c_flushes, 1, memory_order_relaxed);
+    s->len = 0;
+    atomic_store(&s->flushing, 0);
+    clear_pending(s);
+}
+
+void sc_flush_all(void)
+{
+    uint64_t m = atomic_load(&G.pending);
+    while (m) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        m &= m - 1;
+        struct sc_slot *s = &G.slots[i];
+        sc_slot_lock(s);
+        sc_flush_locked(s);
+        sc_slot_unlock(s);
+    }
+}
+
+void sc_flush_inode(uint64_t dev, uint64_t ino)
+{
+    uint64_t m = atomic_load(&G.pending);
+    while (m) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        m &= m - 1;
+        struct sc_slot *s = &G.slots[i];
+        if (s->dev != dev || s->ino != ino)
+            continue;
+        sc_slot_lock(s);
+        if (s->dev == dev && s->ino == ino)
+            sc_flush_locked(s);
+        sc_slot_unlock(s);
+    }
+}
+
+/* Sets the mode (SC_WT or SC_PASS) and writes everything out.  Writers
+ * re-check the mode under the slot lock, so nothing is deferred after this
+ * returns. */
+void sc_quiesce(int mode)
+{
+    int old = sc_mode();
+    if (old == SC_OFF)
+        return;
+    atomic_store(&G.mode, mode);
+    sc_enter();
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        struct sc_slot *s = &G.slots[i];
+        if (s->fd < 0 && s->len == 0)
+            continue;
+        sc_slot_lock(s);
+        sc_flush_locked(s);
+        sc_slot_unlock(s);
+    }
+    sc_leave();
+}
+
+void sc_give_up(const char *why)
+{
+    if (sc_mode() == SC_OFF || sc_mode() == SC_PASS)
+        return;
+    sc_quiesce(SC_PASS);
+    sc_report("unchanged", "%s: writes are no longer coalesced in this process", why);
+}
+
+/* ---- the fd table ----------------------------------------------------- */
+
+static void touch_hi(int fd)
+{
+    size_t want = (size_t)fd + 1, cur = atomic_load_explicit(&G.fd_hi, memory_order_relaxed);
+    while (cur < want && !atomic_compare_exchange_weak(&G.fd_hi, &cur, want))
+        ;
+}
+
+/* Forgets what is known about fd (it was closed, replaced or reopened).
+ * Its slot, if any, must have been flushed and released already. */
+void sc_forget(int fd)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e || (e->kind == SC_FD_UNKNOWN && !e->has_inode && !e->err))
+        return;
+    if (e->err)
+        lost_err(fd, sc_take_err(fd));
+    e->kind = SC_FD_UNKNOWN;
+    e->has_inode = 0;
+    e->small = 0;
+    e->gen = 0;
+}
+
+void sc_forget_range(unsigned lo, unsigned hi)
+{
+    size_t top = atomic_load(&G.fd_hi);
+    if (hi >= top)
+        hi = top ? (unsigned)top - 1 : 0;
+    for (unsigned fd = lo; fd <= hi && fd < top; fd++)
+        sc_forget((int)fd);
+}
+
+/* fd is being closed (or replaced): write out its slot, release it and
+ * hand back its pending error in *err. */
+void sc_release_fd(int fd, int *err)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e)
+        return;
+    if (e->kind == SC_FD_COAL && e->gen) {
+        struct sc_slot *s = &G.slots[e->slot];
+        sc_slot_lock(s);
+        if (s->fd == fd && s->gen == e->gen) {
+            sc_flush_locked(s);
+            s->fd = -1;
+            s->gen++;
+        }
+        sc_slot_unlock(s);
+    }
+    int x = sc_take_err(fd);
+    if (err)
+        *err = x;
+    else if (x)
+        lost_err(fd, x);
+    sc_forget(fd);
+}
+
+/* fd's flags are about to change: write out and release its slot so that
+ * the fd is classified again; a pending error stays. */
+void sc_unbind(int fd)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e)
+        return;
+    sc_enter();
+    if (e->kind == SC_FD_COAL && e->gen) {
+        struct sc_slot *s = &G.slots[e->slot];
+        sc_slot_lock(s);
+        if (s->fd == fd && s->gen == e->gen) {
+            sc_flush_locked(s);
+            s->fd = -1;
+            s->gen++;
+        }
+        sc_slot_unlock(s);
+    }
+    e->kind = SC_FD_UNKNOWN;
+    e->gen = 0;
+    e->small = 0;
+    sc_leave();
+}
+
+void sc_flush_path_result(uint64_t dev, uint64_t ino, int *again)
+{
+    uint64_t m = atomic_load(&G.pending);
+    *again = 0;
+    while (m) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        m &= m - 1;
+        if (G.slots[i].dev == dev && G.slots[i].ino == ino) {
+            sc_enter();
+            sc_flush_inode(dev, ino);
+            sc_leave();
+            *again = 1;
+            return;
+        }
+    }
+}
+
+static int fd_inode(int fd, uint64_t *dev, uint64_t *ino)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (e && e->has_inode) {
+        *dev = e->dev;
+        *ino = e->ino;
+        return 1;
+    }
+    struct stat st;
+    if (sc_sys2(SYS_fstat, fd, (long)&st) < 0)
+        return 0;
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    if (e) {
+        e->dev = st.st_dev;
+        e->ino = st.st_ino;
+        e->has_inode = 1;
+        touch_hi(fd);
+    }
+    return 1;
+}
+
+/* Before a call on fd that could observe or change the file: writes out
+ * pending bytes of the same file.  With take_err, returns the error a
+ * deferred write on fd left (the caller reports it), else 0. */
+int sc_observe(int fd, int take_err)
+{
+    int err = 0;
+    sc_enter();
+    if (take_err)
+        err = sc_take_err(fd);
+    if (atomic_load(&G.pending)) {
+        uint64_t dev, ino;
+        if (fd_inode(fd, &dev, &ino))
+            sc_flush_inode(dev, ino);
+    }
+    sc_leave();
+    return err;
+}
+
+void sc_after_open(int fd)
+{
+    if (fd < 0)
+        return;
+    struct sc_fdent *e = sc_fdent(fd);
+    if (e && (e->kind != SC_FD_UNKNOWN || e->has_inode || e->err)) {
+        /* The fd was closed behind our back; its slot may still be bound. */
+        int err = 0;
+        sc_enter();
+        if (e->kind == SC_FD_COAL && e->gen) {
+            struct sc_slot *s = &G.slots[e->slot];
+            sc_slot_lock(s);
+            if (s->fd == fd && s->gen == e->gen) {
+                s->n_lost += s->len;
+                if (s->len)
+                    sc_report("lost", "fd %d was closed by a call the runtime cannot see while it held %zu deferred bytes",
+                              fd, s->len);
+                s->len = 0;
+                clear_pending(s);
+                s->fd = -1;
+                s->gen++;
+            }
+            sc_slot_unlock(s);
+        }
+        err = sc_take_err(fd);
+        if (err)
+            lost_err(fd, err);
+        sc_forget(fd);
+        sc_leave();
+    }
+    if (atomic_load(&G.pending))
+        sc_observe(fd, 0);
+}
+
+/* ---- mapped files ----------------------------------------------------- */
+
+static int is_mapped(uint64_t dev, uint64_t ino)
+{
+    if (G.map_overflow)
+        return 1;
+    for (int i = 0; i < G.n_mapped; i++)
+        if (G.mapped[i][0] == dev && G.mapped[i][1] == ino)
+            return 1;
+    return 0;
+}
+
+void sc_note_mapped(uint64_t dev, uint64_t ino)
+{
+    sc_enter();
+    sc_spin_lock(&G.map_lock);
+    if (!is_mapped(dev, ino)) {
+        if (G.n_mapped < 256) {
+            G.mapped[G.n_mapped][0] = dev;
+            G.mapped[G.n_mapped][1] = ino;
+            G.n_mapped++;
+        } else {
+            G.map_overflow = 1;
+        }
+    }
+    sc_spin_unlock(&G.map_lock);
+    /* Stop deferring on it: unbind its slot; the fds get reclassified. */
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        struct sc_slot *s = &G.slots[i];
+        if (s->fd < 0 || (!G.map_overflow && (s->dev != dev || s->ino != ino)))
+            continue;
+        sc_slot_lock(s);
+        if (s->fd >= 0) {
+            sc_flush_locked(s);
+            struct sc_fdent *e = sc_fdent(s->fd);
+            if (e)
+                e->kind = SC_FD_UNKNOWN;
+            s->fd = -1;
+            s->gen++;
+        }
+        sc_slot_unlock(s);
+    }
+    sc_leave();
+}
+
+/* ---- classification --------------------------------------------------- */
+
+static int fs_ok(long type)
+{
+    switch ((unsigned long)type & 0xffffffffUL) {
+    case EXT4_SUPER_MAGIC:   /* ext2/3/4 */
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case 0x2fc12fc1: /* zfs */
+    case 0xca451a4e: /* bcachefs */
+    case 0x3153464a: /* jfs */
+    case REISERFS_SUPER_MAGIC:
+    case NFS_SUPER_MAGIC:
+    case 0x2011BAB0: /* exfat */
+    case MSDOS_SUPER_MAGIC:
+    case 0x5346544e: /* ntfs */
+        return 1;
+    default:
+        /* proc, sysfs, cgroup, debugfs, fuse, ...: a write there can be a
+         * command, and two commands must not become one. */
+        return 0;
+    }
+}
+
+/* Decides whether fd's short writes may be deferred. */
+static void classify(int fd, struct sc_fdent *e)
+{
+    struct stat st;
+    struct statfs sf;
+    touch_hi(fd);
+    if (sc_sys2(SYS_fstat, fd, (long)&st) < 0) {
+        e->kind = SC_FD_UNKNOWN; /* bad fd: the write reports it */
+        return;
+    }
+    e->dev = st.st_dev;
+    e->ino = st.st_ino;
+    e->has_inode = 1;
+    long fl = sc_sys2(SYS_fcntl, fd, F_GETFL);
+    int ok = S_ISREG(st.st_mode) && fl >= 0 && (fl & O_ACCMODE) != O_RDONLY &&
+             !(fl & (O_DIRECT | O_DSYNC | O_SYNC | O_PATH)) && !is_mapped(st.st_dev, st.st_ino) &&
+             sc_sys2(SYS_fstatfs, fd, (long)&sf) == 0 && fs_ok(sf.f_type);
+    e->small = 0;
+    e->gen = 0;
+    e->kind = ok ? SC_FD_COAL : SC_FD_OTHER;
+}
+
+/* Binds a slot to fd (the fd's file must have no other slot), flushing
+ * whatever the slot held.  Returns the slot or NULL. */
+static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
+{
+    struct stat st;
+    struct sc_slot *s = NULL;
+    if (sc_sys2(SYS_fstat, fd, (long)&st) < 0 || !S_ISREG(st.st_mode) || is_mapped(st.st_dev, st.st_ino)) {
+        e->kind = SC_FD_OTHER;
+        return NULL;
+    }
+    long fl = sc_sys2(SYS_fcntl, fd, F_GETFL);
+    if (fl < 0)
+        return NULL;
+    if (G.g_state != 1 && sc_guardian_start() != 0) {
+        e->kind = SC_FD_OTHER;
+        return NULL;
+    }
+    sc_spin_lock(&G.bind_lock);
+    /* The same file through another fd: write that out first. */
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        struct sc_slot *o = &G.slots[i];
+        if (o->fd >= 0 && o->dev == st.st_dev && o->ino == st.st_ino) {
+            s = o;
+            break;
+        }
+    }
+    if (!s)
+        for (unsigned i = 0; i < SC_NSLOTS; i++)
+            if (G.slots[i].fd < 0) {
+                s = &G.slots[i];
+                break;
+            }
+    if (!s)
+        s = &G.slots[G.evict_next++ % SC_NSLOTS];
+    sc_slot_lock(s);
+    sc_flush_locked(s);
+    if (!s->buf) {
+        void *b = (void *)sc_sys6(SYS_mmap, 0, (long)G.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if ((long)b < 0 && (long)b > -4096) {
+            sc_slot_unlock(s);
+            sc_spin_unlock(&G.bind_lock);
+            e->kind = SC_FD_OTHER;
+            return NULL;
+        }
+        s->buf = b;
+        s->cap = G.cap;
+    }
+    s->fd = fd;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    s->append = (fl & O_APPEND) != 0;
+    s->gen++;
+    e->slot = (uint8_t)(s - G.slots);
+    e->gen = s->gen;
+    e->dev = st.st_dev;
+    e->ino = st.st_ino;
+    e->has_inode = 1;
+    sc_slot_unlock(s);
+    sc_spin_unlock(&G.bind_lock);
+    return s;
+}
+
+/* Every 64th deferred write: has the guardian stopped beating while
+ * bytes wait?  (Only a SIGKILL aimed at it alone does that.)  Then reap it
+ * and start another, or the time bound and the SIGKILL safety are gone. */
+static void check_guardian(void)
+{
+    struct timespec ts;
+    if (G.testing_no_guardian || atomic_load(&G.g_state) != 1 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return;
+    long now = ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+    if (now - atomic_load(&G.g_beat) < 20L * G.flush_ms + 100 || !guardian_gone(G.g_pid))
+        return;
+    sc_guardian_lost();
+    sc_report("guardian", "the guardian task was killed; starting another");
+    sc_guardian_start();
+}
+
+static void wake_guardian(void)
+{
+    if (atomic_load(&G.g_idle)) {
+        atomic_fetch_add(&G.g_wake, 1);
+        sc_futex_wake(&G.g_wake, 1);
+    }
+}
+
+/* The write went to the kernel directly: first write out everything
+ * deferred, so that no one can see this write before an earlier one. */
+static long direct(int fd, const struct iovec *iov, int iovcnt)
+{
+    atomic_fetch_add_explicit(&G.c_direct, 1, memory_order_relaxed);
+    if (atomic_load(&G.pending)) {
+        sc_enter();
+        sc_flush_all();
+        sc_leave();
+    }
+    (void)fd;
+    (void)iov;
+    (void)iovcnt;
+    return SC_DIRECT;
+}
+
+/* One crossing for the slot's bytes and this write (fusion): writev of
+ * both.  The slot lock is held and s->len > 0.  Returns what the write
+ * returns, -errno, or SC_DIRECT (the caller writes). */
+static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
+{
+    struct iovec v[17];
+    if (uiovcnt > 16) {
+        sc_flush_locked(s);
+        return SC_DIRECT;
+    }
+    int64_t pos = flush_position(s);
+    if (pos < 0) {
+        sc_flush_locked(s); /* records the error */
+        return SC_DIRECT;
+    }
+    v[0].iov_base = s->buf;
+    v[0].iov_len = s->len;
+    memcpy(v + 1, uiov, sizeof *uiov * (size_t)uiovcnt);
+    s->flush_pos = pos;
+    atomic_store(&s->flushing, 1);
+    long r = sc_sys3(SYS_writev, s->fd, (long)v, uiovcnt + 1);
+    atomic_fetch_add_explicit(&G.c_fused, 1, memory_order_relaxed);
+    s->n_flushes++;
+    if (r >= (long)s->len) {
+        long user = r - (long)s->len;
+        s->len = 0;
+        atomic_store(&s->flushing, 0);
+        clear_pending(s);
+        return user > 0 ? user : SC_DIRECT; /* 0: let the kernel say why */
+    }
+    if (r < 0) {
+        /* The deferred part failed: this write is the next call. */
+        s->n_lost += s->len;
+        s->len = 0;
+        atomic_store(&s->flushing, 0);
+        clear_pending(s);
+        return r;
+    }
+    /* Part of the deferred bytes went out: finish them (the buffer stays
+     * untouched while flushing is set, for the guardian's recovery). */
+    size_t done = (size_t)r;
+    int err = 0;
+    while (done < s->len) {
+        long w = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
+        if (w > 0)
+            done += (size_t)w;
+        else if (w != -EINTR) {
+            err = w == 0 ? EIO : (int)-w;
+            break;
+        }
+    }
+    s->n_lost += s->len - done;
+    s->len = 0;
+    atomic_store(&s->flushing, 0);
+    clear_pending(s);
+    return err ? -err : SC_DIRECT;
+}
+
+/* The heart of write/writev: defers a short write to a regular file, or
+ * says SC_DIRECT (the caller makes the real call), or returns the result.
+ * Called inside sc_enter/sc_leave. */
+long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (e && sc_unlikely(e->err)) {
+        int err = sc_take_err(fd);
+        if (err)
+            return -err;
+    }
+    if (!e || sc_mode() != SC_ACTIVE)
+        return direct(fd, iov, iovcnt);
+    if (e->kind == SC_FD_UNKNOWN)
+        classify(fd, e);
+    if (e->kind != SC_FD_COAL || total == 0)
+        return direct(fd, iov, iovcnt);
+    if (total >= G.threshold) {
+        /* Large: write out the others, fuse with our own pending bytes. */
+        uint64_t others = atomic_load(&G.pending);
+        if (e->gen)
+            others &= ~(1ULL << e->slot);
+        if (others) {
+            for (unsigned i = 0; i < SC_NSLOTS; i++)
+                if (others & (1ULL << i)) {
+                    sc_slot_lock(&G.slots[i]);
+                    sc_flush_locked(&G.slots[i]);
+                    sc_slot_unlock(&G.slots[i]);
+                }
+        }
+        if (!e->gen)
+            return SC_DIRECT;
+        struct sc_slot *s = &G.slots[e->slot];
+        long r = SC_DIRECT;
+        sc_slot_lock(s);
+        if (s->fd == fd && s->gen == e->gen && s->len)
+            r = fused(s, iov, iovcnt);
+        sc_slot_unlock(s);
+        atomic_fetch_add_explicit(&G.c_direct, 1, memory_order_relaxed);
+        return r;
+    }
+    if (e->small < SC_WARMUP) {
+        e->small++;
+        return direct(fd, iov, iovcnt);
+    }
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct sc_slot *s;
+        if (!e->gen) {
+            s = bind_slot(fd, e);
+            if (!s)
+                return direct(fd, iov, iovcnt);
+        } else {
+            s = &G.slots[e->slot];
+        }
+        sc_slot_lock(s);
+        if (s->fd != fd || s->gen != e->gen) {
+            sc_slot_unlock(s);
+            e->gen = 0; /* evicted or replaced: bind again */
+            continue;
+        }
+        if (sc_mode() != SC_ACTIVE) {
+            sc_flush_locked(s);
+            sc_slot_unlock(s);
+            return SC_DIRECT;
+        }
+        if (s->len == 0) {
+            /* A new buffer: the guardian must be there before we acknowledge
+             * anything, and fd must still be the file we bound. */
+            if (sc_unlikely(atomic_load(&G.g_state) != 1)) {
+                sc_slot_unlock(s);
+                if (sc_guardian_start() != 0)
+                    return direct(fd, iov, iovcnt);
+                continue;
+            }
+            struct stat st;
+            if (sc_sys2(SYS_fstat, fd, (long)&st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino) {
+                s->fd = -1;
+                s->gen++;
+                sc_slot_unlock(s);
+                e->kind = SC_FD_UNKNOWN;
+                e->has_inode = 0;
+                return direct(fd, iov, iovcnt);
+            }
+        }
+        if (s->len + total > s->cap) {
+            long r = fused(s, iov, iovcnt);
+            sc_slot_unlock(s);
+            return r;
+        }
+        size_t at = s->len;
+        for (int i = 0; i < iovcnt; i++) {
+            if (sc_copy_user(s->buf + at, iov[i].iov_base, iov[i].iov_len) < 0) {
+                /* A bad buffer: the kernel must say what happens (EFAULT
+                 * or a short write), after the earlier bytes. */
+                sc_flush_locked(s);
+                sc_slot_unlock(s);
+                return SC_DIRECT;
+            }
+            at += iov[i].iov_len;
+        }
+        int first = s->len == 0;
+        if (first)
+            atomic_fetch_add(&s->cycle, 1);
+        s->len = at; /* the commit: from here the bytes are acknowledged */
+        s->n_writes++;
+        s->n_bytes += total;
+        sc_slot_unlock(s);
+        atomic_fetch_add_explicit(&G.c_deferred, 1, memory_order_relaxed);
+        if (first) {
+            atomic_fetch_or(&G.pending, 1ULL << (s - G.slots));
+            wake_guardian();
+        }
+        if (sc_unlikely((s->n_writes & 63) == 0))
+            check_guardian();
+        return (long)total;
+    }
+    return direct(fd, iov, iovcnt);
+}
+
+/* ---- vfork ------------------------------------------------------------ */
+
+/* In a vfork child (which shares our memory but not our fd table) the
+ * runtime must not touch its state: every wrapper passes through. */
+int sc_vfork_child(void)
+{
+    if (sc_likely(!sc_tls.vfork))
+        return 0;
+    if (sc_getpid() != G.pid)
+        return 1;
+    sc_tls.vfork = 0; /* the parent, resumed */
+    return 0;
+}
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+void sc_report(const char *kind, const char *fmt, ...)
+{
+    char text[512], msg[640];
+    int saved = errno;
+    char comm[32] = "?";
+    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/comm", O_RDONLY | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        long n = sc_sys3(SYS_read, fd, (long)comm, sizeof comm - 1);
+        comm[n > 0 ? n - 1 : 0] = 0; /* drop the newline */
+        sc_sys1(SYS_close, fd);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int sent = 0;
+    if (G.report_len) {
+        /* The supervisor prints it (once per distinct report). */
+        int n = snprintf(msg, sizeof msg, "syscluster-runtime/1\t%s\t%d\t%s\t%s\n", kind, (int)sc_getpid(), comm, text);
+        long s = sc_sys3(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s >= 0 && n > 0) {
+            struct sockaddr_un a = {.sun_family = AF_UNIX};
+            memcpy(a.sun_path, G.report, (size_t)G.report_len);
+            long r = sc_sys6(SYS_sendto, s, (long)msg, n, MSG_DONTWAIT, (long)&a,
+                             (long)(offsetof(struct sockaddr_un, sun_path) + (size_t)G.report_len));
+            sent = r == n;
+        }
+        if (s >= 0)
+            sc_sys1(SYS_close, s);
+    }
+    if (!sent && (G.verbose || strcmp(kind, "stats") != 0)) {
+        int n = snprintf(msg, sizeof msg, "syscluster: %s[%d]: %s\n", comm, (int)sc_getpid(), text);
+        if (n > 0)
+            sc_sys3(SYS_write, 2, (long)msg, n < (int)sizeof msg ? n : (int)sizeof msg - 1);
+    }
+    errno = saved;
+}
+
+/* ---- start and end ---------------------------------------------------- */
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end ? dflt : (size_t)x;
+}
+
+static void atfork_prepare(void)
+{
+    if (sc_mode() == SC_OFF)
+        return;
+    sc_enter();
+    sc_spin_lock(&G.bind_lock);
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        sc_slot_lock(&G.slots[i]);
+        sc_flush_locked(&G.slots[i]);
+    }
+    sc_spin_lock(&G.g_lock);
+}
+
+static void atfork_parent(void)
+{
+    if (sc_mode() == SC_OFF)
+        return;
+    sc_spin_unlock(&G.g_lock);
+    for (unsigned i = 0; i < SC_NSLOTS; i++)
+        sc_slot_unlock(&G.slots[i]);
+    sc_spin_unlock(&G.bind_lock);
+    sc_leave();
+}
+
+static void atfork_child(void)
+{
+    if (sc_mode() == SC_OFF)
+        return;
+    G.pid = (int)sc_getpid();
+    atomic_store(&G.g_lock, 0);
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        atomic_store(&G.slots[i].lock, 0);
+        atomic_store(&G.slots[i].owner, 0);
+    }
+    atomic_store(&G.bind_lock, 0);
+    sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours */
+    sc_leave();
+}
+
+void sc_process_end(void)
+{
+    int m = sc_mode();
+    if (m == SC_OFF || sc_vfork_child()) /* a vfork child's exit is not ours */
+        return;
+    if (m == SC_ACTIVE)
+        sc_quiesce(SC_WT);
+    sc_guardian_stop();
+    if (atomic_load(&G.errs)) {
+        size_t top = atomic_load(&G.fd_hi);
+        for (size_t fd = 0; fd < top; fd++)
+            if (G.fdtab[fd].err)
+                lost_err((int)fd, sc_take_err((int)fd));
+    }
+}
+
+__attribute__((constructor(101))) static void sc_init(void)
+{
+    G.pid = (int)sc_getpid();
+    for (unsigned i = 0; i < SC_NSLOTS; i++)
+        G.slots[i].fd = -1;
+    G.threshold = env_size("SYSCLUSTER_COALESCE", 0);
+    G.verbose = (int)env_size("SYSCLUSTER_VERBOSE", 0);
+    G.flush_ms = (int)env_size("SYSCLUSTER_FLUSH_MS", 5);
+    G.testing_no_guardian = (int)env_size("SYSCLUSTER_TEST_NO_GUARDIAN", 0);
+    if (G.flush_ms < 1)
+        G.flush_ms = 1;
+    const char *rep = getenv("SYSCLUSTER_REPORT");
+    if (rep && *rep && strlen(rep) < sizeof G.report - 1) {
+        /* An abstract socket name: a leading NUL, then the name. */
+        G.report[0] = 0;
+        memcpy(G.report + 1, rep, strlen(rep));
+        G.report_len = (int)strlen(rep) + 1;
+    }
+    if (G.threshold == 0)
+        return; /* not asked to coalesce: stay out of the way */
+    G.cap = 64 * 1024;
+    if (G.cap < 4 * G.threshold)
+        G.cap = (4 * G.threshold + 4095) & ~(size_t)4095;
+    struct rlimit rl;
+    size_t n = 1 << 16;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max > n)
+        n = rl.rlim_max;
+    if (n > (1 << 20))
+        n = 1 << 20;
+    void *t = (void *)sc_sys6(SYS_mmap, 0, (long)(n * sizeof(struct sc_fdent)), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if ((long)t < 0 && (long)t > -4096)
+        return;
+    G.fdtab = t;
+    G.fdmax = n;
+    char culprit[256];
+    if (sc_scan_loaded(culprit, sizeof culprit)) {
+        atomic_store(&G.mode, SC_PASS);
+        sc_report("unchanged", "%s makes system calls without libc (raw syscall instructions): it runs unchanged",
+                  culprit);
+        return;
+    }
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    atomic_store(&G.mode, SC_ACTIVE);
+    sc_signals_init();
+}
+
+__attribute__((destructor(101))) static void sc_fini(void)
+{
+    sc_process_end();
+    if (G.verbose && G.fdtab) {
+        uint64_t lost = 0;
+        for (unsigned i = 0; i < SC_NSLOTS; i++)
+            lost += G.slots[i].n_lost;
+        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu",
+                  (unsigned long long)G.c_deferred, (unsigned long long)G.c_direct,
+                  (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost);
+    }
+}

@@ -1,0 +1,203 @@
+/* Internal interface of the syscluster runtime (the LD_PRELOAD library).
+ * See docs/RUNTIME.md for the design and the guarantees. */
+#ifndef SC_RT_H
+#define SC_RT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define SC_EXPORT __attribute__((visibility("default")))
+#define SC_HIDDEN __attribute__((visibility("hidden")))
+#define sc_likely(x) __builtin_expect(!!(x), 1)
+#define sc_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Process-wide modes. */
+enum {
+    SC_OFF = 0,    /* not configured: every wrapper passes straight through */
+    SC_ACTIVE = 1, /* coalescing */
+    SC_WT = 2,     /* write-through: exiting or exec'ing; nothing new is deferred */
+    SC_PASS = 3,   /* gave up (raw system calls, clone, io_uring, ...): runs unchanged */
+};
+
+/* What an fd is known to be. */
+enum {
+    SC_FD_UNKNOWN = 0,
+    SC_FD_OTHER = 1, /* never deferred: pipe, socket, tty, O_SYNC/O_DIRECT, mapped, /proc, ... */
+    SC_FD_COAL = 2,  /* a regular file whose short writes are deferred */
+};
+
+#define SC_NSLOTS 64
+#define SC_WARMUP 4 /* short writes an fd makes before its writes are deferred */
+
+struct sc_slot {
+    _Atomic int lock;  /* 0 free, 1 held, 2 held with waiters */
+    _Atomic int owner; /* tid of the holder */
+    int fd;            /* bound fd, -1 when free */
+    int append;        /* the description has O_APPEND */
+    uint64_t dev, ino; /* the file */
+    uint32_t gen;      /* bumped at every (un)binding */
+    _Atomic uint32_t cycle; /* bumped when the buffer goes from empty to non-empty */
+    size_t len;        /* committed (acknowledged) bytes */
+    size_t cap;
+    char *buf;
+    _Atomic int flushing; /* a flush's write is in flight */
+    int64_t flush_pos;    /* offset (size, for O_APPEND) before that flush */
+    uint64_t n_writes, n_flushes, n_bytes, n_lost;
+};
+
+struct sc_fdent {
+    _Atomic uint8_t kind;
+    uint8_t slot;
+    uint8_t small;     /* short writes seen while warming up */
+    uint8_t has_inode; /* dev/ino below are valid */
+    int err;           /* a deferred write's error, to report (errno) */
+    uint32_t gen;      /* slot gen when bound */
+    uint64_t dev, ino;
+};
+
+struct sc_global {
+    _Atomic int mode;
+    int verbose;
+    int pid;
+    size_t threshold; /* writes shorter than this are deferred */
+    size_t cap;       /* buffer per slot */
+    int flush_ms;     /* time bound */
+    _Atomic uint64_t pending; /* bit i: slot i holds bytes */
+    _Atomic int errs;         /* fd entries holding an unreported error */
+    _Atomic int bind_lock;
+    unsigned evict_next;
+    struct sc_slot slots[SC_NSLOTS];
+    struct sc_fdent *fdtab;
+    size_t fdmax;
+    _Atomic size_t fd_hi; /* highest fd entry ever touched + 1 */
+    /* The guardian: see guardian.c. */
+    _Atomic int g_state; /* 0 none, 1 up, 2 cannot be started */
+    int g_pid;
+    _Atomic int g_wake;
+    _Atomic int g_idle;
+    _Atomic int g_quit;
+    _Atomic int g_lock;
+    _Atomic long g_beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
+    /* Inodes the process has mapped: never deferred. */
+    _Atomic int map_lock;
+    int n_mapped;
+    int map_overflow;
+    uint64_t mapped[256][2];
+    /* Diagnostics. */
+    char report[108];
+    int report_len;
+    int testing_no_guardian;
+    /* Counters for -v. */
+    _Atomic uint64_t c_deferred, c_direct, c_flushes, c_fused;
+};
+
+extern struct sc_global sc_g SC_HIDDEN;
+#define G sc_g
+
+struct sc_tls {
+    int in_rt;              /* inside a runtime critical section */
+    int vfork;              /* between vfork and the parent's next call */
+    uint64_t deferred_mask; /* signals held back until the section ends */
+};
+extern __thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec"))) SC_HIDDEN;
+
+void sc_release_deferred(void) SC_HIDDEN;
+
+/* A critical section: signals arriving inside it are held back (see
+ * signals.c), so that a handler never runs while this thread holds a lock
+ * or has the runtime's state half-updated. */
+static inline void sc_enter(void)
+{
+    sc_tls.in_rt++;
+    __asm__ volatile("" ::: "memory");
+}
+
+static inline void sc_leave(void)
+{
+    __asm__ volatile("" ::: "memory");
+    if (--sc_tls.in_rt == 0 && sc_unlikely(sc_tls.deferred_mask))
+        sc_release_deferred();
+}
+
+static inline int sc_mode(void) { return atomic_load_explicit(&G.mode, memory_order_relaxed); }
+
+/* Does any runtime state need looking at for a call on an fd? */
+static inline int sc_busy(void)
+{
+    return atomic_load_explicit(&G.pending, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&G.errs, memory_order_relaxed) != 0;
+}
+
+static inline struct sc_fdent *sc_fdent(int fd)
+{
+    return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
+}
+
+/* core.c */
+void *sc_dlnext(const char *name) SC_HIDDEN;
+int sc_vfork_child(void) SC_HIDDEN;
+void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
+void sc_spin_lock(_Atomic int *l) SC_HIDDEN;
+void sc_spin_unlock(_Atomic int *l) SC_HIDDEN;
+int sc_slot_trylock(struct sc_slot *s) SC_HIDDEN;
+void sc_slot_unlock(struct sc_slot *s) SC_HIDDEN;
+void sc_flush_locked(struct sc_slot *s) SC_HIDDEN;
+void sc_flush_all(void) SC_HIDDEN;
+void sc_flush_inode(uint64_t dev, uint64_t ino) SC_HIDDEN;
+void sc_quiesce(int mode) SC_HIDDEN;
+int sc_observe(int fd, int take_err) SC_HIDDEN;
+int sc_take_err(int fd) SC_HIDDEN;
+void sc_forget(int fd) SC_HIDDEN;
+void sc_forget_range(unsigned lo, unsigned hi) SC_HIDDEN;
+void sc_release_fd(int fd, int *err) SC_HIDDEN;
+void sc_after_open(int fd) SC_HIDDEN;
+void sc_unbind(int fd) SC_HIDDEN;
+void sc_flush_path_result(uint64_t dev, uint64_t ino, int *again) SC_HIDDEN;
+void sc_note_mapped(uint64_t dev, uint64_t ino) SC_HIDDEN;
+long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total) SC_HIDDEN;
+void sc_give_up(const char *why) SC_HIDDEN;
+void sc_report(const char *kind, const char *fmt, ...) SC_HIDDEN __attribute__((format(printf, 2, 3)));
+void sc_check_exec_target(const char *path, int use_path) SC_HIDDEN;
+void sc_exec_prepare(int *saved_mode) SC_HIDDEN;
+void sc_exec_failed(int saved_mode) SC_HIDDEN;
+void sc_process_end(void) SC_HIDDEN;
+#define SC_DIRECT (-1000000L)
+
+/* guardian.c */
+int sc_guardian_start(void) SC_HIDDEN;
+void sc_guardian_stop(void) SC_HIDDEN;
+void sc_guardian_forget(void) SC_HIDDEN;
+int sc_guardian_lost(void) SC_HIDDEN;
+
+/* signals.c */
+void sc_signals_init(void) SC_HIDDEN;
+
+/* scan.c */
+int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
+int sc_elf_static_or_setuid(const char *path, char *why, size_t len) SC_HIDDEN;
+long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;
+
+/* asm.S */
+long sc_copy_user(void *dst, const void *src, size_t n) SC_HIDDEN;
+extern char sc_copy_start[] SC_HIDDEN, sc_copy_end[] SC_HIDDEN, sc_copy_fixup[] SC_HIDDEN;
+void sc_restorer(void) SC_HIDDEN;
+
+/* Resolves the next definition of a libc function, once. */
+#define SC_REAL(name)                                                                   \
+    ({                                                                                  \
+        static __typeof__(&name) sc_real_p;                                             \
+        __typeof__(&name) p_ = __atomic_load_n(&sc_real_p, __ATOMIC_RELAXED);           \
+        if (sc_unlikely(!p_)) {                                                         \
+            p_ = (__typeof__(&name))sc_dlnext(#name);                                   \
+            __atomic_store_n(&sc_real_p, p_, __ATOMIC_RELAXED);                         \
+        }                                                                               \
+        p_;                                                                             \
+    })
+
+#endif

@@ -1,0 +1,232 @@
+/* Signals.  The runtime takes over the kernel-level disposition of the
+ * signals whose handlers matter to it and keeps the program's view in a
+ * table (sigaction and friends read and write that table):
+ *
+ *  - a program handler runs through a trampoline that holds the signal
+ *    back while the interrupted thread is inside a runtime critical
+ *    section (it is re-queued, blocked, and released when the section
+ *    ends), so a handler that writes never sees a half-updated buffer nor
+ *    waits on a lock its own thread holds;
+ *  - a signal whose action is the default "terminate" gets a trampoline
+ *    that writes out everything pending, restores the default action and
+ *    re-raises, so the exit status (and core dump) are unchanged;
+ *  - a fault while copying the caller's buffer (write with a bad pointer)
+ *    is turned into EFAULT, as the kernel would report it. */
+#include "rt.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+
+#define NSIG_MAX 65
+
+static struct sigaction prog[NSIG_MAX]; /* what the program asked for */
+static _Atomic int sig_lock;
+static int managed; /* the table is in use */
+
+static int default_terminates(int sig)
+{
+    switch (sig) {
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+    case SIGKILL:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+static int is_fault(int sig, const siginfo_t *si)
+{
+    return si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
+
+static void raw_default(int sig)
+{
+    struct {
+        void *h;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } ka = {SIG_DFL, 0, 0, 0};
+    sc_sys4(SYS_rt_sigaction, sig, (long)&ka, 0, 8);
+}
+
+static void requeue(int sig, siginfo_t *si)
+{
+    sc_sys4(SYS_rt_tgsigqueueinfo, G.pid, sc_gettid(), sig, (long)si);
+}
+
+void sc_release_deferred(void)
+{
+    uint64_t m = sc_tls.deferred_mask;
+    sc_tls.deferred_mask = 0;
+    sc_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8);
+}
+
+static void trampoline(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    if (sc_tls.in_rt) {
+        uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        if (is_fault(sig, si)) {
+            if (ip >= (uintptr_t)sc_copy_start && ip < (uintptr_t)sc_copy_end) {
+                uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)sc_copy_fixup;
+                return;
+            }
+            raw_default(sig); /* a fault in the runtime itself: die of it */
+            return;
+        }
+        /* Hold it back until the critical section ends. */
+        sigaddset(&uc->uc_sigmask, sig);
+        sc_tls.deferred_mask |= 1ULL << (sig - 1);
+        requeue(sig, si);
+        return;
+    }
+    struct sigaction *pa = &prog[sig];
+    void (*h)(int) = pa->sa_handler;
+    if (h == SIG_DFL || (h == SIG_IGN && is_fault(sig, si))) {
+        /* Dying: write out what is pending, then die of the same signal. */
+        int saved = errno;
+        if (sc_mode() == SC_ACTIVE)
+            sc_quiesce(SC_WT);
+        raw_default(sig);
+        if (!is_fault(sig, si))
+            requeue(sig, si); /* a fault happens again when we return */
+        errno = saved;
+        return;
+    }
+    if (h == SIG_IGN)
+        return; /* SIGSEGV/SIGBUS sent by kill() while the program ignores them */
+    if (pa->sa_flags & SA_RESETHAND)
+        pa->sa_handler = SIG_DFL; /* the kernel reset it too */
+    if (pa->sa_flags & SA_SIGINFO)
+        pa->sa_sigaction(sig, si, ucv);
+    else
+        h(sig);
+}
+
+/* Which kernel action implements the program's action for sig. */
+static int kernel_action(int sig, const struct sigaction *want, struct sigaction *k)
+{
+    memset(k, 0, sizeof *k);
+    if (want->sa_handler == SIG_IGN && sig != SIGSEGV && sig != SIGBUS) {
+        *k = *want;
+        return 0;
+    }
+    if (want->sa_handler == SIG_DFL || want->sa_handler == SIG_IGN) {
+        if (want->sa_handler == SIG_DFL && !default_terminates(sig)) {
+            *k = *want;
+            return 0;
+        }
+        k->sa_sigaction = trampoline;
+        sigemptyset(&k->sa_mask);
+        k->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        return 1;
+    }
+    k->sa_sigaction = trampoline;
+    k->sa_mask = want->sa_mask;
+    k->sa_flags = (want->sa_flags & ~0x04000000 /* SA_RESTORER */) | SA_SIGINFO;
+    return 1;
+}
+
+static int sc_sigaction_impl(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!managed || sig < 1 || sig >= NSIG_MAX || sig == SIGKILL || sig == SIGSTOP || sc_vfork_child())
+        return SC_REAL(sigaction)(sig, act, old);
+    sc_enter();
+    sc_spin_lock(&sig_lock);
+    int r = 0;
+    struct sigaction prev = prog[sig];
+    if (act) {
+        struct sigaction k;
+        kernel_action(sig, act, &k);
+        r = SC_REAL(sigaction)(sig, &k, NULL);
+        if (r == 0)
+            prog[sig] = *act;
+    }
+    if (r == 0 && old)
+        *old = prev;
+    int err = errno;
+    sc_spin_unlock(&sig_lock);
+    sc_leave();
+    errno = err;
+    return r;
+}
+
+SC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    return sc_sigaction_impl(sig, act, old);
+}
+
+SC_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    return sc_sigaction_impl(sig, act, old);
+}
+
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
+{
+    struct sigaction a, o;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = h;
+    sigemptyset(&a.sa_mask);
+    if (!(flags & SA_NODEFER))
+        sigaddset(&a.sa_mask, sig);
+    a.sa_flags = flags;
+    if (sc_sigaction_impl(sig, &a, &o) < 0)
+        return SIG_ERR;
+    return o.sa_handler;
+}
+
+SC_EXPORT sighandler_t signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+SC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+SC_EXPORT sighandler_t ssignal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESTART); }
+SC_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESETHAND | SA_NODEFER); }
+SC_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h) { return set_handler(sig, h, SA_RESETHAND | SA_NODEFER); }
+
+SC_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+    if (h == SIG_HOLD) {
+        struct sigaction o;
+        sigset_t m, om;
+        sigemptyset(&m);
+        sigaddset(&m, sig);
+        if (sc_sigaction_impl(sig, NULL, &o) < 0 || sigprocmask(SIG_BLOCK, &m, &om) < 0)
+            return SIG_ERR;
+        return sigismember(&om, sig) ? SIG_HOLD : o.sa_handler;
+    }
+    sigset_t m, om;
+    sigemptyset(&m);
+    sigaddset(&m, sig);
+    sigprocmask(SIG_UNBLOCK, &m, &om);
+    sighandler_t prev = set_handler(sig, h, 0);
+    if (prev == SIG_ERR)
+        return SIG_ERR;
+    return sigismember(&om, sig) ? SIG_HOLD : prev;
+}
+
+/* Takes over every signal whose action matters (called once, at start).
+ * Handlers installed before us (by other libraries' constructors) are
+ * wrapped too. */
+void sc_signals_init(void)
+{
+    for (int sig = 1; sig < NSIG_MAX; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN))
+            continue; /* glibc keeps 32 and 33 for itself */
+        struct sigaction cur, k;
+        if (SC_REAL(sigaction)(sig, NULL, &cur) != 0)
+            continue;
+        prog[sig] = cur;
+        if (kernel_action(sig, &cur, &k))
+            SC_REAL(sigaction)(sig, &k, NULL);
+    }
+    managed = 1;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The runtime's C-level tests.  Each check runs a real program plain and
+# under the preload library and compares, or checks a stated property.
+# Exit 0 when all pass; a check that cannot run here says why and skips.
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+LIB=$PWD/$O/libsyscluster-preload.so
+T=$PWD/$O/test
+CORPUS=$PWD/../tests/corpus/bin
+W=$(mktemp -d)
+trap 'umount "$W/mnt" 2>/dev/null; rm -rf "$W"' EXIT
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+skipped() { skip=$((skip + 1)); echo "skip $*"; }
+rt() { env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 "$@"; }
+# In the background, so that $! is the program itself (signals reach it).
+rtbg() { (exec env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 "$@") & }
+
+# -- the decoder walks code exactly as objdump does -------------------------
+if command -v objdump >/dev/null; then
+  for f in /lib/x86_64-linux-gnu/libc.so.6 /usr/bin/python3.11 /usr/bin/dd; do
+    [ -f "$f" ] || continue
+    "$T/decoder" "$f" > "$W/ours" 2>/dev/null
+    objdump -d -j .text --insn-width=16 "$f" | grep -oP '^\s+\K[0-9a-f]+(?=:\t)' > "$W/theirs"
+    if cmp -s "$W/ours" "$W/theirs" && [ "$("$T/decoder" "$f" count 2>/dev/null)" = "$(objdump -d -j .text "$f" | grep -cP '\tsyscall\s*$')" ]; then
+      ok "decoder: $(wc -l < "$W/ours") instruction starts and the syscalls of $f"
+    else
+      bad "decoder disagrees with objdump on $f"
+    fi
+  done
+else
+  skipped "decoder: objdump not installed"
+fi
+
+# -- in-process semantics ----------------------------------------------------
+mkdir -p "$W/sem"
+if out=$(rt timeout 120 "$T/semantics" "$W/sem" 2>&1); then
+  ok "semantics: $(echo "$out" | grep -c '^ok') checks"
+else
+  bad "semantics"; echo "$out" | grep -v '^ok'
+fi
+for m in return exit _exit quick_exit pthread abort exec; do
+  rt "$T/semantics" "$W/sem" exit "$m" 2>/dev/null
+  if [ "$(stat -c %s "$W/sem/exit")" = 8000 ]; then ok "ends by $m: every byte written"; else bad "ends by $m"; fi
+done
+
+# -- nothing acknowledged is lost when the program dies abruptly ------------
+check_ack() { # the guardian finishes within moments of the death
+  for _ in $(seq 50); do "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1 && return 0; sleep 0.02; done
+  "$T/ackwriter" --check "$W/ack.out" "$W/ack"
+}
+for sig in KILL TERM SEGV ABRT; do
+  for mode in "" append; do
+    n=0
+    for i in $(seq 8); do
+      rtbg "$T/ackwriter" "$W/ack.out" "$W/ack" $mode; p=$!
+      sleep "0.0$((RANDOM % 9 + 1))"
+      kill -"$sig" "$p"; wait "$p" 2>/dev/null
+      check_ack >/dev/null || n=$((n + 1))
+    done
+    if [ "$n" = 0 ]; then ok "SIG$sig ${mode:-write}: every acknowledged record on disk (8 runs)"; else bad "SIG$sig ${mode:-write}: $n of 8 runs lost records"; fi
+  done
+done
+# The trampolines alone (no guardian) cover the catchable signals...
+n=0
+for sig in TERM SEGV ABRT; do
+  SYSCLUSTER_TEST_NO_GUARDIAN=1 rtbg "$T/ackwriter" "$W/ack.out" "$W/ack"; p=$!
+  sleep 0.03; kill -"$sig" "$p"; wait "$p" 2>/dev/null
+  "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1 || n=$((n + 1))
+done
+if [ "$n" = 0 ]; then ok "fatal-signal trampolines flush without the guardian"; else bad "trampolines lost records"; fi
+# ...and without the guardian SIGKILL does lose: the control that shows the check can fail.
+SYSCLUSTER_TEST_NO_GUARDIAN=1 rtbg "$T/ackwriter" "$W/ack.out" "$W/ack"; p=$!
+sleep 0.05; kill -KILL "$p"; wait "$p" 2>/dev/null
+if "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1; then bad "control: SIGKILL without the guardian lost nothing (the check cannot fail?)"; else ok "control: without the guardian SIGKILL loses records"; fi
+
+# A guardian killed on its own is replaced, and SIGKILL safety comes back.
+rtbg "$T/ackwriter" "$W/ack.out" "$W/ack"; p=$!
+sleep 0.2
+g=$(pgrep -P "$p" | head -1)
+kill -KILL "$g" 2>/dev/null
+sleep 0.5
+g2=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = syscluster-grd ] && grep -q '^State:.*[RS]' /proc/$c/status && echo "$c"; done | head -1)
+kill -KILL "$p"; wait "$p" 2>/dev/null
+if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
+else bad "guardian replacement: old $g new '$g2'"; fi
+
+# -- a reader polling the file sees each write within the time bound ---------
+if worst=$(rt "$T/tailer" "$W/tail" 10 250); then ok "tailer: each record seen within 250 ms (worst ${worst} us, bound 5 ms)"; else bad "tailer"; fi
+if SYSCLUSTER_FLUSH_MS=3000 rt "$T/tailer" "$W/tail" 3 250 >/dev/null 2>&1; then bad "control: a 3 s bound still met 250 ms"; else ok "control: with a 3 s bound the reader waits"; fi
+
+# -- raw system calls: detected, reported, program unchanged -----------------
+msg=$(rt "$T/rawsys" "$W/raw1" 5000 2>&1 >/dev/null); "$T/rawsys" "$W/raw2" 5000
+if cmp -s "$W/raw1" "$W/raw2" && echo "$msg" | grep -q "raw syscall"; then ok "raw syscalls reported, output unchanged"; else bad "raw syscalls: $msg"; fi
+
+# -- errors of deferred writes -----------------------------------------------
+"$T/enospc" "$W/fb1" efbig 100000 > "$W/fb1.msg"; s1=$?
+rt "$T/enospc" "$W/fb2" efbig 100000 > "$W/fb2.msg"; s2=$?
+if cmp -s "$W/fb1" "$W/fb2" && [ "$s1" = "$s2" ] && [ "$(cat "$W/fb2.msg")" = EFBIG ]; then
+  ok "EFBIG: same file ($(stat -c %s "$W/fb2") bytes), same status, the next write fails with EFBIG"
+else bad "EFBIG: status $s1/$s2, $(cat "$W/fb1.msg")/$(cat "$W/fb2.msg")"; fi
+mkdir -p "$W/mnt"
+if mount -t tmpfs -o size=256k tmpfs "$W/mnt" 2>/dev/null; then
+  "$T/enospc" "$W/mnt/a" stop 100000 > "$W/e1"; s1=$?; cp "$W/mnt/a" "$W/a1"; rm -f "$W/mnt/a"
+  rt "$T/enospc" "$W/mnt/a" stop 100000 > "$W/e2"; s2=$?; cp "$W/mnt/a" "$W/a2"; rm -f "$W/mnt/a"
+  if cmp -s "$W/a1" "$W/a2" && [ "$s1" = 1 ] && [ "$s2" = 1 ] && [ "$(cat "$W/e2")" = ENOSPC ]; then
+    ok "ENOSPC: same bytes on the full tmpfs, a later write fails with ENOSPC"
+  else bad "ENOSPC stop: $s1/$s2 $(cat "$W/e1")/$(cat "$W/e2")"; fi
+  r=$(rt "$T/enospc" "$W/mnt/b" close 33000)
+  if [ "$r" = "close -1 ENOSPC" ]; then ok "ENOSPC: close reports the failure of the last deferred bytes"; else bad "ENOSPC close: $r"; fi
+  umount "$W/mnt"
+else
+  skipped "ENOSPC on a small tmpfs: mounting needs root"
+fi
+
+# -- corpus and coreutils, plain vs runtime ------------------------------------
+head -c 300000 /dev/urandom > "$W/in"
+for bs in 8 512; do
+  dd if="$W/in" of="$W/dd1" bs=$bs 2>/dev/null; s1=$?
+  rt dd if="$W/in" of="$W/dd2" bs=$bs 2>/dev/null; s2=$?
+  if cmp -s "$W/dd1" "$W/dd2" && [ "$s1" = "$s2" ]; then ok "dd bs=$bs"; else bad "dd bs=$bs"; fi
+done
+if [ -x "$CORPUS/write8" ]; then
+  "$CORPUS/write8" "$W/w1" 100000; rt "$CORPUS/write8" "$W/w2" 100000
+  if cmp -s "$W/w1" "$W/w2"; then ok "corpus write8"; else bad "corpus write8"; fi
+  mkdir -p "$W/t1" "$W/t2"; "$CORPUS/threads" "$W/t1" 4 50000; rt "$CORPUS/threads" "$W/t2" 4 50000
+  if diff -r "$W/t1" "$W/t2" >/dev/null; then ok "corpus threads"; else bad "corpus threads"; fi
+  "$CORPUS/forkexec" "$W/f1" 50000; rt "$CORPUS/forkexec" "$W/f2" 50000
+  if cmp -s "$W/f1" "$W/f2"; then ok "corpus forkexec"; else bad "corpus forkexec"; fi
+else
+  skipped "corpus: run make -C tests/corpus"
+fi
+
+echo "runtime tests: $pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,329 @@
+/* semantics: in-process checks that a deferred write is never observable as
+ * missing, misplaced or reordered.  Meant to run under the runtime (it also
+ * passes without it, which is the point).
+ *   semantics DIR            runs every check, prints "ok NAME" or "FAIL"
+ *   semantics DIR exit MODE  writes 1000 records to DIR/exit, then ends by
+ *                            MODE: return exit _exit quick_exit pthread abort
+ *                            exec vfork-exec */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[4096];
+static int failures;
+
+#define CHECK(cond, ...)                                                                                \
+    do {                                                                                                \
+        if (!(cond)) {                                                                                  \
+            printf("FAIL %s: ", __func__);                                                              \
+            printf(__VA_ARGS__);                                                                        \
+            printf("\n");                                                                               \
+            failures++;                                                                                 \
+            return;                                                                                     \
+        }                                                                                               \
+    } while (0)
+
+static char *path(const char *name)
+{
+    static char p[8][4200];
+    static int k;
+    char *s = p[k++ % 8];
+    snprintf(s, 4200, "%s/%s", dir, name);
+    return s;
+}
+
+static int wr(int fd, const char *s) { return write(fd, s, strlen(s)) == (ssize_t)strlen(s); }
+
+static int warm(int fd, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!wr(fd, "warmup.."))
+            return 0;
+    return 1;
+}
+
+static long fsize(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void observe_same_process(void)
+{
+    char *f = path("observe");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(w >= 0 && warm(w, 20), "setup");
+    int r = open(f, O_RDONLY); /* opened after the writes */
+    char buf[1024];
+    CHECK(read(r, buf, sizeof buf) == 160, "a new fd reads every byte written before");
+    CHECK(wr(w, "12345678"), "write");
+    CHECK(read(r, buf, sizeof buf) == 8, "an older fd on the file reads the new bytes");
+    CHECK(wr(w, "abcdefgh") && fsize(w) == 176, "fstat sees the size");
+    struct stat st;
+    CHECK(wr(w, "ABCDEFGH") && stat(f, &st) == 0 && st.st_size == 184, "stat by path sees the size");
+    CHECK(wr(w, "........") && lseek(w, 0, SEEK_CUR) == 192, "lseek sees the offset");
+    CHECK(wr(w, "xxxxxxxx") && pread(r, buf, 8, 192) == 8 && memcmp(buf, "xxxxxxxx", 8) == 0, "pread at the end");
+    CHECK(lseek(w, 0, SEEK_SET) == 0 && wr(w, "OVERWRT!") && lseek(w, 0, SEEK_END) == 200, "seek, overwrite");
+    CHECK(pread(r, buf, 8, 0) == 8 && memcmp(buf, "OVERWRT!", 8) == 0, "the overwrite landed at offset 0");
+    close(r);
+    close(w);
+    printf("ok observe_same_process\n");
+}
+
+static void children_see_everything(void)
+{
+    char *f = path("children");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(w >= 0 && warm(w, 100), "setup");
+    pid_t p = fork();
+    if (p == 0) {
+        struct stat st;
+        _exit(stat(f, &st) == 0 && st.st_size == 800 ? 0 : 1);
+    }
+    int status;
+    CHECK(waitpid(p, &status, 0) == p && WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork child sees 800 bytes");
+    CHECK(warm(w, 1), "write");
+    int pfd[2];
+    CHECK(pipe(pfd) == 0, "pipe");
+    p = vfork();
+    if (p == 0) {
+        dup2(pfd[1], 1);
+        execlp("wc", "wc", "-c", f, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char out[256] = {0};
+    ssize_t n = read(pfd[0], out, sizeof out - 1);
+    waitpid(p, &status, 0);
+    close(pfd[0]);
+    CHECK(n > 0 && atol(out) == 808, "vfork+exec'd wc counts 808 bytes, got %s", out);
+    CHECK(warm(w, 1), "write");
+    setenv("SEMANTICS_FILE", f, 1);
+    CHECK(system("test $(wc -c < \"$SEMANTICS_FILE\") = 816") == 0, "system() sees 816 bytes");
+    close(w);
+    printf("ok children_see_everything\n");
+}
+
+static void bad_pointer_is_efault(void)
+{
+    char *f = path("efault");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(w >= 0 && warm(w, 10), "setup");
+    errno = 0;
+    void *volatile bad = (void *)16;
+    ssize_t r = write(w, bad, 8);
+    CHECK(r == -1 && errno == EFAULT, "write(bad pointer) = %zd errno %d", r, errno);
+    CHECK(warm(w, 1) && fsize(w) == 88, "the bytes around it are all there: %ld", fsize(w));
+    close(w);
+    printf("ok bad_pointer_is_efault\n");
+}
+
+static int hfd;
+static long hcount;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char rec[9];
+    snprintf(rec, sizeof rec, "H%06ld\n", hcount++);
+    if (write(hfd, rec, 8) != 8)
+        abort();
+}
+
+static void handler_writes_same_fd(void)
+{
+    char *f = path("handler");
+    hfd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(hfd >= 0, "setup");
+    signal(SIGALRM, on_alarm);
+    struct itimerval it = {{0, 20}, {0, 20}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    long m = 0;
+    char rec[9];
+    for (; m < 300000; m++) {
+        snprintf(rec, sizeof rec, "M%06ld\n", m);
+        CHECK(write(hfd, rec, 8) == 8, "write");
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    signal(SIGALRM, SIG_DFL);
+    close(hfd);
+    FILE *in = fopen(f, "r");
+    long nm = 0, nh = 0;
+    while (fread(rec, 1, 8, in) == 8) {
+        long v = atol(rec + 1);
+        if (rec[0] == 'M' && v == nm)
+            nm++;
+        else if (rec[0] == 'H' && v == nh)
+            nh++;
+        else
+            break;
+    }
+    fclose(in);
+    CHECK(nm == m && nh == hcount, "records intact and in order: M %ld/%ld H %ld/%ld", nm, m, nh, hcount);
+    printf("ok handler_writes_same_fd (%ld handler writes)\n", hcount);
+}
+
+static void fork_does_not_duplicate(void)
+{
+    char *f = path("forkdup");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    CHECK(w >= 0 && warm(w, 50), "setup");
+    pid_t p = fork();
+    if (p == 0) {
+        wr(w, "child...");
+        _exit(0);
+    }
+    int status;
+    waitpid(p, &status, 0);
+    CHECK(wr(w, "parent.."), "write");
+    close(w);
+    CHECK(fsize(open(f, O_RDONLY)) == 52 * 8, "size %ld", fsize(open(f, O_RDONLY)));
+    printf("ok fork_does_not_duplicate\n");
+}
+
+static void stdio_and_write_stay_in_order(void)
+{
+    char *f = path("stdio");
+    FILE *fp = fopen(f, "w");
+    CHECK(fp != NULL, "setup");
+    int fd = fileno(fp);
+    for (int i = 0; i < 10; i++)
+        wr(fd, "a");
+    fprintf(fp, "b");
+    fflush(fp);
+    for (int i = 0; i < 10; i++)
+        wr(fd, "c");
+    fputs("d", fp);
+    fclose(fp);
+    char buf[64] = {0};
+    int r = open(f, O_RDONLY);
+    CHECK(read(r, buf, sizeof buf) == 22 && strcmp(buf, "aaaaaaaaaabccccccccccd") == 0, "got %s", buf);
+    close(r);
+    printf("ok stdio_and_write_stay_in_order\n");
+}
+
+static void mapped_file_is_never_deferred(void)
+{
+    char *f = path("mapped");
+    int w = open(f, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    CHECK(w >= 0 && warm(w, 10) && ftruncate(w, 4096) == 0 && lseek(w, 80, SEEK_SET) == 80, "setup");
+    char *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, w, 0);
+    CHECK(m != MAP_FAILED && memcmp(m, "warmup..", 8) == 0, "the mapping sees earlier writes");
+    for (int i = 0; i < 10; i++) {
+        CHECK(wr(w, "MAPPED!!"), "write");
+        CHECK(memcmp(m + 80 + 8 * i, "MAPPED!!", 8) == 0, "the mapping sees write %d at once", i);
+    }
+    munmap(m, 4096);
+    close(w);
+    printf("ok mapped_file_is_never_deferred\n");
+}
+
+static void dup2_over_pending_fd(void)
+{
+    char *f = path("dup2");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int other = open("/dev/null", O_WRONLY);
+    CHECK(w >= 0 && other >= 0 && warm(w, 30), "setup");
+    CHECK(dup2(other, w) == w && wr(w, "to null!"), "dup2");
+    close(w);
+    close(other);
+    CHECK(fsize(open(f, O_RDONLY)) == 240, "size");
+    printf("ok dup2_over_pending_fd\n");
+}
+
+static void two_processes_append(void)
+{
+    char *f = path("append2");
+    int fd0 = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    close(fd0);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            int w = open(f, O_WRONLY | O_APPEND);
+            char rec[9];
+            for (long i = 0; i < 50000; i++) {
+                snprintf(rec, sizeof rec, "%c%06ld\n", 'A' + k, i);
+                if (write(w, rec, 8) != 8)
+                    _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        waitpid(kids[k], NULL, 0);
+    FILE *in = fopen(f, "r");
+    char rec[9];
+    long next[2] = {0, 0}, bad = 0;
+    while (fread(rec, 1, 8, in) == 8) {
+        int k = rec[0] - 'A';
+        if (k < 0 || k > 1 || rec[7] != '\n' || atol(rec + 1) != next[k])
+            bad++;
+        else
+            next[k]++;
+    }
+    fclose(in);
+    CHECK(bad == 0 && next[0] == 50000 && next[1] == 50000, "bad %ld, A %ld, B %ld", bad, next[0], next[1]);
+    printf("ok two_processes_append\n");
+}
+
+static void *last_thread(void *arg)
+{
+    (void)arg;
+    usleep(20000);
+    return NULL;
+}
+
+static int end_by(const char *mode)
+{
+    int w = open(path("exit"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (int i = 0; i < 1000; i++)
+        if (!wr(w, "1234567\n"))
+            return 1;
+    if (!strcmp(mode, "exit"))
+        exit(0);
+    if (!strcmp(mode, "_exit"))
+        _exit(0);
+    if (!strcmp(mode, "quick_exit"))
+        quick_exit(0);
+    if (!strcmp(mode, "abort"))
+        abort();
+    if (!strcmp(mode, "exec"))
+        execlp("true", "true", (char *)NULL);
+    if (!strcmp(mode, "pthread")) {
+        pthread_t t;
+        pthread_create(&t, NULL, last_thread, NULL);
+        pthread_exit(NULL);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    snprintf(dir, sizeof dir, "%s", argv[1]);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 4 && !strcmp(argv[2], "exit"))
+        return end_by(argv[3]);
+    observe_same_process();
+    children_see_everything();
+    bad_pointer_is_efault();
+    handler_writes_same_fd();
+    fork_does_not_duplicate();
+    stdio_and_write_stay_in_order();
+    mapped_file_is_never_deferred();
+    dup2_over_pending_fd();
+    two_processes_append();
+    return failures ? 1 : 0;
+}
