@@ -1,8 +1,355 @@
-//! The BPF backend. PLACEHOLDER: filled in by the BPF work.
+//! The BPF backend: programs on the raw tracepoints `sys_enter` and
+//! `sys_exit` (raw: no perf-buffer copy, unlike `tracepoint/raw_syscalls`;
+//! fentry/fexit may not be loaded where this was built) and on
+//! `sched_process_fork` / `sched_process_exit`, which follow every thread
+//! and process of the command. Transitions are per thread.
+//!
+//! - [`Mode::Aggregate`]: the syscall graph is built in the kernel
+//!   (`aggregate.bpf.c`: a per-thread cache of edge counters, flushed to a
+//!   hash map); user space reads the maps once, at the end. Time in the
+//!   kernel is measured on a random sample of the calls and scaled. Code
+//!   locations only with `--node-key callsite`.
+//! - [`Mode::Events`]: one record per call through a ring buffer
+//!   (`events.bpf.c`), with its code location when
+//!   [`RecordOptions::callsites`] is set, into the profile builder.
+//!
+//! A recorded task's state is found by the `pt_regs` address the raw
+//! tracepoints pass (see `common.bpf.h`): no helper call on the hot path.
+//! Code locations are found in the kernel by unwinding libc, the loader and
+//! the vDSO with the tables of [`crate::callsite::unwind::skip_modules`]
+//! (`unwind.bpf.h`). Every loss is counted by cause (`lost[]`).
+//!
+//! Everything that can fail for lack of permission or kernel support (load,
+//! attach) happens before the command starts, so that the caller can fall
+//! back to ptrace. The command is forked and held at its gate, registered
+//! to be recorded, then released; counting starts at its `execve`.
+//! `bench/record/` measures what this costs.
 
-use crate::{ExitStatus, RecordError, RecordOptions, Sink};
+mod aggregate;
+mod events;
+
+#[allow(clippy::all, unused_qualifications, dead_code)]
+mod skel {
+    pub mod aggregate {
+        include!(concat!(env!("OUT_DIR"), "/aggregate.skel.rs"));
+    }
+    pub mod events {
+        include!(concat!(env!("OUT_DIR"), "/events.skel.rs"));
+    }
+    pub mod floor {
+        include!(concat!(env!("OUT_DIR"), "/floor.skel.rs"));
+    }
+}
+
+use crate::launch::Child;
+use crate::{ExitStatus, Mode, RecordError, RecordOptions, Sink};
+use libbpf_rs::{MapCore, MapFlags};
 use std::ffi::OsString;
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use std::io;
+use std::mem::MaybeUninit;
+use std::sync::Mutex;
+use std::time::Duration;
+use syscluster_model::profile::NodeKeyMode;
+use syscluster_model::{syscalls, LossCause};
 
-pub fn record(_argv: &[OsString], _opts: &RecordOptions, _sink: &mut Sink) -> Result<ExitStatus, RecordError> {
-    Err(RecordError::BpfUnavailable("the BPF backend is not built yet".into()))
+/// The constants of `syscluster.h`, as the skeleton generated them.
+use skel::aggregate::types::{arg_info_bits, key_mode, limits, loss, phase};
+
+/// How often user space looks at the kernel's counters (and, in events
+/// mode, drains the ring buffer) while it waits.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Records `argv` with BPF; see the module documentation.
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+    let _quiet = LibbpfLog::capture();
+    let status = match opts.mode {
+        Mode::Aggregate => aggregate::record(argv, opts, sink),
+        Mode::Events => events::record(argv, opts, sink),
+    }?;
+    // The command's execve is issued by the recorder's own code (the
+    // launcher): name that module too.
+    if let Ok(exe) = std::env::current_exe() {
+        sink.modules.learn_path(&exe);
+    }
+    Ok(status)
+}
+
+/// Runs `f` while empty programs are attached to `sys_enter` (and
+/// `sys_exit` if `exit_too`): what the attach points alone cost, the floor
+/// of this backend's overhead. For the benchmark (`bench/record/`).
+pub fn with_floor<R>(exit_too: bool, f: impl FnOnce() -> R) -> Result<R, RecordError> {
+    let _quiet = LibbpfLog::capture();
+    let mut object = MaybeUninit::uninit();
+    let mut open = skel::floor::FloorSkelBuilder::default()
+        .open(&mut object)
+        .map_err(|e| unavailable("opening the BPF object", e))?;
+    open.progs.floor_exit.set_autoload(exit_too);
+    let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
+    skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+    Ok(f())
+}
+
+/// `arg_info[nr]` of the BPF programs: where each call's fd and path
+/// arguments are, from the model's syscall table.
+fn arg_info_table() -> [u8; limits::NR_SLOTS.0 as usize] {
+    let mut t = [0u8; limits::NR_SLOTS.0 as usize];
+    for (nr, slot) in t.iter_mut().enumerate() {
+        if let Some(info) = syscalls::by_nr(nr as u32) {
+            let fd = match syscalls::key_fd_arg(nr as u32) {
+                Some((i, dirfd)) => (i as u8 + 1) | if dirfd { arg_info_bits::ARG_FD_DIRFD.0 as u8 } else { 0 },
+                None => 0,
+            };
+            let path = info.path_arg().map_or(0, |i| i as u8 + 1);
+            *slot = fd | (path << arg_info_bits::ARG_PATH_SHIFT.0 as u8);
+        }
+    }
+    t
+}
+
+fn key_mode_of(m: NodeKeyMode) -> key_mode {
+    match m {
+        NodeKeyMode::Name => key_mode::KEY_NAME,
+        NodeKeyMode::Fd => key_mode::KEY_FD,
+        NodeKeyMode::Callsite => key_mode::KEY_CALLSITE,
+    }
+}
+
+/// The loss causes of the kernel's `lost[]` counters.
+fn loss_cause(i: usize) -> Option<LossCause> {
+    Some(match i as u32 {
+        x if x == loss::LOSS_RINGBUF.0 => LossCause::RingBufferFull,
+        x if x == loss::LOSS_MAP_FULL.0 => LossCause::MapFull,
+        x if x == loss::LOSS_UNTRACKED.0 => LossCause::Untracked,
+        x if x == loss::LOSS_CALLSITE.0 => LossCause::CallsiteUnknown,
+        _ => return None,
+    })
+}
+
+/// Adds the kernel's loss counters to the profile.
+fn report_losses(lost: &[u64], sink: &mut Sink) {
+    for (i, &n) in lost.iter().enumerate() {
+        if let Some(cause) = loss_cause(i) {
+            sink.builder.lost(cause, n);
+        }
+    }
+}
+
+/// A failure before the command started: BPF is not usable here.
+fn unavailable(what: &str, e: libbpf_rs::Error) -> RecordError {
+    let detail = LibbpfLog::last_error();
+    let hint = if e.kind() == libbpf_rs::ErrorKind::PermissionDenied {
+        " (loading BPF programs needs root, or CAP_BPF and CAP_PERFMON)"
+    } else {
+        ""
+    };
+    match detail {
+        Some(d) => RecordError::BpfUnavailable(format!("{what}: {e}{hint}; libbpf: {d}")),
+        None => RecordError::BpfUnavailable(format!("{what}: {e}{hint}")),
+    }
+}
+
+thread_local! {
+    static SLOTS_LOG2: std::cell::Cell<u32> = const { std::cell::Cell::new(limits::TASK_SLOTS_LOG2.0) };
+}
+
+/// log2 of the number of task states found without a helper call (the
+/// `slots` array; tasks whose slot is taken go to the `spill` hash map).
+fn slots_log2() -> u32 {
+    SLOTS_LOG2.with(|c| c.get())
+}
+
+/// Runs `f` with recordings made on this thread keeping `1 << log2` task
+/// states in their array (at most 2^16), the rest in the hash map: the
+/// tests use one slot to exercise the hash map.
+#[doc(hidden)]
+pub fn with_task_slots<R>(log2: u32, f: impl FnOnce() -> R) -> R {
+    let old = SLOTS_LOG2.with(|c| c.replace(log2.min(16)));
+    let r = f();
+    SLOTS_LOG2.with(|c| c.set(old));
+    r
+}
+
+/// Views a generated `#[repr(C)]` type as the bytes the kernel expects.
+fn bytes_of<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: T is a plain C struct of integers (generated from BTF); its
+    // padding is zeroed by the Default constructors used here.
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}
+
+/// The unwind tables of the modules whose frames are skipped (libc, the
+/// loader, the vDSO), flattened for the BPF programs' `unwind_rows` and
+/// `skip_modules`.
+struct UnwindData {
+    /// (device in the kernel's encoding, inode, first row, rows, is the vDSO)
+    modules: Vec<(u32, u64, u32, u32, bool)>,
+    /// The rows, as `unwind_row`s.
+    rows: Vec<u8>,
+    count: u32,
+}
+
+impl UnwindData {
+    fn build() -> Result<UnwindData, String> {
+        use crate::callsite::unwind::{skip_modules, CfaRule};
+        use skel::aggregate::types::{cfa_kind, unwind_row};
+        let mut modules = Vec::new();
+        let mut rows = Vec::new();
+        let mut count = 0u32;
+        for m in skip_modules()?.iter().take(limits::MAX_SKIP.0 as usize) {
+            let vdso = m.ino == 0;
+            let kdev = if vdso { 0 } else { crate::callsite::modules::dev_to_kernel(m.dev) };
+            let first = count;
+            for r in &m.table.rows {
+                let (kind, off) = match r.cfa {
+                    CfaRule::Rsp(n) => (cfa_kind::CFA_RSP, n),
+                    CfaRule::Rbp(n) => (cfa_kind::CFA_RBP, n),
+                    CfaRule::Unknown => (cfa_kind::CFA_UNKNOWN, 0),
+                    CfaRule::Outermost => (cfa_kind::CFA_OUTERMOST, 0),
+                };
+                let row = unwind_row {
+                    pc: r.pc,
+                    cfa_off: off,
+                    rbp_off: r.rbp_offset.unwrap_or(0),
+                    kind: kind.0 as u8,
+                    has_rbp: r.rbp_offset.is_some() as u8,
+                    ..Default::default()
+                };
+                rows.extend_from_slice(bytes_of(&row));
+                count += 1;
+            }
+            modules.push((kdev, m.ino, first, count - first, vdso));
+        }
+        Ok(UnwindData { modules, rows, count })
+    }
+
+    /// Writes the rows into a loaded program's `unwind_rows`.
+    fn fill(&self, map: &dyn MapCore) -> Result<(), RecordError> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let keys: Vec<u8> = (0..self.count).flat_map(|i| i.to_ne_bytes()).collect();
+        map.update_batch(&keys, &self.rows, self.count, MapFlags::ANY, MapFlags::ANY)
+            .map_err(|e| unavailable("loading the unwind tables", e))
+    }
+}
+
+/// The unwind tables, or why code locations are off.
+fn unwind_data(wanted: bool) -> Option<UnwindData> {
+    if !wanted {
+        return None;
+    }
+    match UnwindData::build() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("syscluster: no code locations: {e}");
+            None
+        }
+    }
+}
+
+/// Reads a generated `#[repr(C)]` type from the start of `b`.
+fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
+    if b.len() < std::mem::size_of::<T>() {
+        return None;
+    }
+    // SAFETY: the length is checked; T is plain old data, valid for any bytes.
+    Some(unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) })
+}
+
+/// Forks the command held at its gate and registers it to be recorded
+/// (its tid in the `children` map, armed: counting starts at its execve).
+/// Failing here is still failing before the command runs: a child dropped
+/// at its gate exits without running.
+fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) -> Result<Child, RecordError> {
+    let child = Child::spawn(argv, None)?;
+    // SAFETY: see Counters; nothing runs in the kernel for it yet.
+    unsafe {
+        std::ptr::write_volatile(counters.live, 1);
+        std::ptr::write_volatile(counters.unadopted, 1);
+    }
+    let tid = (child.pid as u32).to_ne_bytes();
+    children
+        .update(&tid, &[phase::PHASE_ARMED.0 as u8], MapFlags::ANY)
+        .map_err(|e| unavailable("registering the command", e))?;
+    Ok(child)
+}
+
+/// The counters of a loaded program's .bss that the loader writes.
+#[derive(Clone, Copy)]
+struct Counters {
+    live: *mut i64,
+    unadopted: *mut i64,
+}
+
+/// Waits until the command has ended and no recorded task is left (its
+/// descendants may outlive it), calling `tick` every [`TICK`] meanwhile.
+fn wait_all(
+    child: &mut Child,
+    live: &dyn Fn() -> i64,
+    tick: &mut dyn FnMut(),
+) -> Result<ExitStatus, RecordError> {
+    crate::launch::forward_signals_to(child.pid);
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            let mut st = 0;
+            let r = unsafe { libc::waitpid(child.pid, &mut st, libc::WNOHANG) };
+            if r == child.pid {
+                status = ExitStatus::from_wait(st);
+                if let Some(s) = status {
+                    child.set_reaped(s);
+                }
+            } else if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return Err(RecordError::Backend(format!("waiting for the command: {}", io::Error::last_os_error())));
+            }
+        }
+        if let Some(s) = status {
+            if live() <= 0 {
+                return Ok(s);
+            }
+        }
+        tick();
+    }
+}
+
+/// libbpf's messages: kept (not printed) while a recording sets up, so
+/// that a failure can say what libbpf saw.
+struct LibbpfLog {
+    previous: Option<(libbpf_rs::PrintLevel, libbpf_rs::PrintCallback)>,
+}
+
+static LIBBPF_LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+impl LibbpfLog {
+    fn capture() -> LibbpfLog {
+        if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
+            fn show(_level: libbpf_rs::PrintLevel, msg: String) {
+                eprint!("{msg}");
+            }
+            let previous = libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, show)));
+            return LibbpfLog { previous };
+        }
+        LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        fn keep(_level: libbpf_rs::PrintLevel, msg: String) {
+            let mut lines = LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner());
+            if lines.len() >= 64 {
+                lines.remove(0);
+            }
+            lines.push(msg.trim_end().to_string());
+        }
+        let previous = libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Warn, keep)));
+        LibbpfLog { previous }
+    }
+
+    /// The last line libbpf reported as an error.
+    fn last_error() -> Option<String> {
+        let lines = LIBBPF_LINES.lock().unwrap_or_else(|e| e.into_inner());
+        lines.iter().rev().find(|l| !l.is_empty()).cloned()
+    }
+}
+
+impl Drop for LibbpfLog {
+    fn drop(&mut self) {
+        libbpf_rs::set_print(self.previous.take());
+    }
 }

@@ -1,0 +1,223 @@
+/* What both BPF programs share: settings, loss counters, and following the
+ * recorded command's threads and processes.
+ *
+ * The including program defines TASK_STATE (a struct of syscluster.h whose
+ * first member is `struct task_common c`) before it includes this file, and
+ * init_state() after.
+ * A task is recorded exactly when it holds a TASK_STATE (see `slots`). */
+#ifndef COMMON_BPF_H
+#define COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syscluster.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define __NR_execve 59
+#define __NR_execveat 322
+
+/* Settings, filled in before load so that the verifier drops what is off. */
+const volatile __u8 arg_info[NR_SLOTS] = {};
+const volatile __u32 key_mode = KEY_FD;
+/* `slots` has 1 << slots_log2 entries (set before load, with its size). */
+const volatile __u32 slots_log2 = TASK_SLOTS_LOG2;
+
+struct abi abi_types = {};
+
+/* Counters read by user space. */
+__u64 lost[LOSS_N] = {};
+/* Tasks recorded and still alive: user space waits for zero. */
+__s64 live_tasks = 0;
+/* Threads left out of the `threads` list (it was full). */
+__u64 threads_unlisted = 0;
+
+/* Recorded tasks' states.  A task is found by its pt_regs pointer, which
+ * the raw tracepoints get as their first argument and which is unique to
+ * each live task (the top of its kernel stack): `slots` is an array indexed
+ * by a hash of it, so the hot path finds its state with no helper call (task
+ * storage costs two: the task, then the storage with its recursion guard).
+ * A slot's owner is the pt_regs address of the task holding it; tasks whose
+ * slot is taken go to `spill`.  An untraced task pays one array load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TASK_SLOTS);
+	__type(key, __u32);
+	__type(value, TASK_STATE);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u64);
+	__type(value, TASK_STATE);
+} spill SEC(".maps");
+
+/* A zeroed state, the initial value of `spill` entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, TASK_STATE);
+} blank SEC(".maps");
+
+/* Entries of `spill`: while zero, nobody looks there. */
+__s64 spilled = 0;
+
+/* Tasks to record that have not run yet, tid -> phase: the command at its
+ * gate (put here by user space) and children of recorded tasks (by
+ * on_fork).  A task's state can only be created in its own context, where
+ * its pt_regs address is known, so it adopts its entry at its first event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, __u8);
+} children SEC(".maps");
+
+/* Entries of `children`: while zero, untraced tasks skip the lookup. */
+__s64 unadopted = 0;
+
+static __always_inline void count_loss(__u32 cause, __u64 n)
+{
+	if (cause < LOSS_N)
+		__sync_fetch_and_add(&lost[cause], n);
+}
+
+/* Sets up a newly adopted task's state, which may hold what a previous
+ * owner of the slot left (defined by the including program). */
+static __always_inline void init_state(TASK_STATE *st);
+
+static __always_inline __u32 slot_of(__u64 regs)
+{
+	if (!slots_log2) /* one slot (tests use it to exercise `spill`) */
+		return 0;
+	return ((regs >> 12) * 0x9E3779B97F4A7C15ULL) >> (64 - (slots_log2 & 31));
+}
+
+/* The state of the task whose pt_regs are at `regs`, if it is recorded. */
+static __always_inline TASK_STATE *lookup_state(__u64 regs)
+{
+	__u32 i = slot_of(regs);
+	TASK_STATE *st = bpf_map_lookup_elem(&slots, &i);
+	if (st && st->c.owner == regs)
+		return st;
+	if (spilled)
+		return bpf_map_lookup_elem(&spill, &regs);
+	return 0;
+}
+
+/* The current task adopts the state it was registered for, if any. */
+static __noinline TASK_STATE *adopt(__u64 regs)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 *phase = bpf_map_lookup_elem(&children, &tid);
+	if (!phase)
+		return 0;
+	__u8 p = *phase;
+	bpf_map_delete_elem(&children, &tid);
+	__sync_fetch_and_add(&unadopted, -1);
+	__u32 i = slot_of(regs);
+	TASK_STATE *st = bpf_map_lookup_elem(&slots, &i);
+	if (!st)
+		return 0;
+	if (__sync_val_compare_and_swap(&st->c.owner, 0, regs) == 0) {
+		st->c.spilled = 0;
+	} else {
+		__u32 zero = 0;
+		TASK_STATE *b = bpf_map_lookup_elem(&blank, &zero);
+		st = 0;
+		if (b && !bpf_map_update_elem(&spill, &regs, b, BPF_NOEXIST))
+			st = bpf_map_lookup_elem(&spill, &regs);
+		if (!st) {
+			count_loss(LOSS_UNTRACKED, 1);
+			__sync_fetch_and_add(&live_tasks, -1);
+			return 0;
+		}
+		__sync_fetch_and_add(&spilled, 1);
+		st->c.owner = regs;
+		st->c.spilled = 1;
+	}
+	st->c.phase = p;
+	st->c.pending = 0;
+	st->c.gap = 0;
+	init_state(st);
+	return st;
+}
+
+/* The state of the current task (pt_regs at `regs`) if it is recorded. */
+static __always_inline TASK_STATE *task_state(__u64 regs)
+{
+	TASK_STATE *st = lookup_state(regs);
+	if (st || !unadopted)
+		return st;
+	return adopt(regs);
+}
+
+/* The pt_regs at `regs`, readable with plain loads: bpf_rdonly_cast costs
+ * nothing at run time (the verifier turns it into a move), where a probe
+ * read is a helper call. */
+static __always_inline struct pt_regs *regs_at(__u64 regs)
+{
+	return bpf_core_cast((void *)regs, struct pt_regs);
+}
+
+/* Argument i of the current call. */
+static __always_inline __u64 reg_arg(struct pt_regs *r, __u32 i)
+{
+	switch (i) {
+	case 0: return r->di;
+	case 1: return r->si;
+	case 2: return r->dx;
+	case 3: return r->r10;
+	case 4: return r->r8;
+	default: return r->r9;
+	}
+}
+
+/* The current task's pt_regs address, where no tracepoint argument has it. */
+static __always_inline __u64 current_regs(void)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 v = 0;
+	/* Copied, not cast: the verifier allows no arithmetic on the pointer. */
+	bpf_probe_read_kernel(&v, sizeof(v), &r);
+	return v;
+}
+
+/* The current task ends: its state is freed, after `done` saw it last. */
+static __always_inline void release_state(__u64 regs, TASK_STATE *st)
+{
+	if (st->c.spilled) {
+		bpf_map_delete_elem(&spill, &regs);
+		__sync_fetch_and_add(&spilled, -1);
+	} else {
+		st->c.owner = 0;
+	}
+	__sync_fetch_and_add(&live_tasks, -1);
+}
+
+/* A recorded task forks (fork, vfork, clone, clone3; threads and
+ * processes): the child is recorded from its first event.  This runs before
+ * the child is first woken. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	TASK_STATE *pst = task_state(current_regs());
+	if (!pst)
+		return 0;
+	__u32 tid = BPF_CORE_READ(child, pid);
+	__u8 phase = pst->c.phase;
+	if (bpf_map_update_elem(&children, &tid, &phase, BPF_ANY)) {
+		count_loss(LOSS_UNTRACKED, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&unadopted, 1);
+	__sync_fetch_and_add(&live_tasks, 1);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,179 @@
+/* Events mode: every call streamed to user space through a ring buffer.
+ *
+ * A call's entry is kept in its thread's state; one record per call
+ * is written when it returns (or, for calls that never return, when the
+ * thread exits).  Records are submitted without waking the consumer, which
+ * polls on a timer; only a ring more than half full wakes it, so the
+ * recorded program pays no wakeup (an IPI) per call. */
+#define TASK_STATE struct ev_task
+#include "common.bpf.h"
+#include "unwind.bpf.h"
+
+/* Force a wakeup when this many bytes wait in the ring (set to half its
+ * size before load). */
+const volatile __u64 wake_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* resized before load */
+} events SEC(".maps");
+
+/* A record with its path. */
+struct ev_record_path {
+	struct ev_record r;
+	char path[PATH_CAP];
+};
+
+static __always_inline void init_state(struct ev_task *st)
+{
+	st->path_len = 0;
+	st->has_site = 0;
+	vma_cache_init(&st->vmas);
+}
+
+/* Wake the consumer only when the ring fills past wake_bytes, looked at
+ * every WAKE_CHECK records of a thread (the query is a helper call). */
+#define WAKE_CHECK 64
+static __always_inline __u64 wake_flag(struct ev_task *st)
+{
+	if (++st->emitted % WAKE_CHECK)
+		return BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
+									   : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill(struct ev_record *r, struct ev_task *st, __u64 id, long ret, __u8 flags,
+				 __u64 now)
+{
+	r->kind = REC_CALL;
+	r->flags = flags | (st->c.gap ? RF_GAP : 0);
+	r->path_len = st->path_len;
+	r->nr = st->nr;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->ret = ret;
+	for (int i = 0; i < 6; i++)
+		r->args[i] = st->args[i];
+	r->enter_ns = st->enter_ns;
+	r->exit_ns = now;
+	if (st->has_site) {
+		r->site = st->site;
+		r->flags |= RF_SITE;
+	}
+}
+
+/* Emits the call in flight; `flags` has RF_RET when it returned `ret`. */
+static __noinline void emit_call(struct ev_task *st, long ret, __u8 flags)
+{
+	if (!st)
+		return;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns();
+	st->c.pending = 0;
+	if (st->path_len) {
+		struct ev_record_path *rp = bpf_ringbuf_reserve(&events, sizeof(*rp), 0);
+		if (!rp)
+			goto lost;
+		fill(&rp->r, st, id, ret, flags, now);
+		__builtin_memcpy(rp->path, st->path, PATH_CAP);
+		bpf_ringbuf_submit(rp, wake_flag(st));
+	} else {
+		struct ev_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (!r)
+			goto lost;
+		fill(r, st, id, ret, flags, now);
+		bpf_ringbuf_submit(r, wake_flag(st));
+	}
+	st->c.gap = 0;
+	return;
+lost:
+	count_loss(LOSS_RINGBUF, 1);
+	st->c.gap = 1;
+}
+
+SEC("raw_tp/sys_enter")
+int on_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 at = ctx->args[0];
+	struct ev_task *st = task_state(at);
+	if (!st)
+		return 0;
+	long nr = ctx->args[1];
+	if (st->c.phase != PHASE_COUNTING) {
+		if (nr != __NR_execve && nr != __NR_execveat)
+			return 0;
+		st->c.phase = PHASE_COUNTING;
+	}
+	if (st->c.pending) /* the previous call never returned */
+		emit_call(st, 0, 0);
+	struct pt_regs *regs = regs_at(at);
+	st->nr = nr;
+	st->args[0] = regs->di;
+	st->args[1] = regs->si;
+	st->args[2] = regs->dx;
+	st->args[3] = regs->r10;
+	st->args[4] = regs->r8;
+	st->args[5] = regs->r9;
+	st->path_len = 0;
+	if (nr >= 0 && nr < NR_SLOTS) {
+		__u8 info = arg_info[nr];
+		if (info >> ARG_PATH_SHIFT) {
+			__u32 i = ((info >> ARG_PATH_SHIFT) - 1) & 7;
+			__u64 p = i < 6 ? st->args[i] : 0;
+			long n = bpf_probe_read_user_str(st->path, PATH_CAP, (const void *)p);
+			if (n > 0)
+				st->path_len = n;
+		}
+	}
+	if (capture_sites) {
+		int found = find_callsite(&st->vmas, at, &st->site);
+		st->has_site = found == 0;
+		if (found < 0)
+			count_loss(LOSS_CALLSITE, 1);
+	}
+	if (changes_mappings(nr))
+		__sync_fetch_and_add(&maps_gen, 1);
+	st->c.pending = 1;
+	st->enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ev_task *st = task_state(ctx->args[0]);
+	if (!st || !st->c.pending)
+		return 0;
+	if (changes_mappings(st->nr))
+		__sync_fetch_and_add(&maps_gen, 1);
+	emit_call(st, ctx->args[1], RF_RET);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 regs = current_regs();
+	struct ev_task *st = task_state(regs);
+	if (!st)
+		return 0;
+	if (st->c.phase == PHASE_COUNTING) {
+		if (st->c.pending) /* exit, exit_group, or killed in a call */
+			emit_call(st, 0, 0);
+		struct ev_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		if (r) {
+			__u64 id = bpf_get_current_pid_tgid();
+			__builtin_memset(r, 0, sizeof(*r));
+			r->kind = REC_EXIT;
+			r->flags = ctx->args[1] ? RF_GROUP_DEAD : 0; /* group_dead */
+			r->pid = id >> 32;
+			r->tid = (__u32)id;
+			r->exit_ns = bpf_ktime_get_ns();
+			bpf_ringbuf_submit(r, wake_flag(st));
+		} else {
+			count_loss(LOSS_UNTRACKED, 1); /* a thread exit, not a call */
+		}
+	}
+	release_state(regs, st);
+	return 0;
+}
