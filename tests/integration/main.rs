@@ -2,6 +2,7 @@
 //! binary, one module per area.
 
 mod advise;
+mod backends;
 mod bad_input;
 mod html;
 mod savings;
