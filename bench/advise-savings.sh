@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --release --locked --test integration -- savings:: --nocapture
 python3 - <<'PY'
-import re, pathlib
-doc = pathlib.Path("docs/BENCHMARKS.md")
+import pathlib, sys
+sys.path.insert(0, "bench")
+import doc_section
 table = pathlib.Path("target/tmp/advise-savings.md").read_text()
 head = "## Advisor: estimated vs measured savings (issue 5)"
 body = f"""{head}
@@ -28,12 +29,6 @@ integration -- savings::`).
 
 {table}
 """
-text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-pattern = re.compile(r"^" + re.escape(head) + r"\n.*?(?=^## |\Z)", re.S | re.M)
-if pattern.search(text):
-    text = pattern.sub(body.rstrip() + "\n\n", text)
-else:
-    text = text.rstrip() + "\n\n" + body
-doc.write_text(text.rstrip() + "\n")
-print(f"{doc}: section updated")
+doc_section.replace(head, body)
+print("docs/BENCHMARKS.md: section updated")
 PY

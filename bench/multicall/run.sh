@@ -23,7 +23,7 @@ echo "bench: calibrating ($B/mc-calibrate ${quick[*]} -o $cal)" >&2
 export MULTICALL_CALIBRATION=$cal
 
 section=$(mktemp)
-trap 'rm -f "$section" "$section.new"' EXIT
+trap 'rm -f "$section"' EXIT
 {
 	echo "## libmulticall (issue 3)"
 	echo
@@ -40,16 +40,5 @@ trap 'rm -f "$section" "$section.new"' EXIT
 	"$B/mc-bench" "${quick[@]}" --json "$results/multicall.json" --dir "${TMPDIR:-/tmp}"
 } >"$section"
 
-if [ -f "$doc" ]; then
-	awk -v sec="$section" '
-		BEGIN { while ((getline l < sec) > 0) text = text l "\n" }
-		/^## libmulticall \(issue 3\)/ { printf "%s", text; skip = 1; done = 1; next }
-		skip && /^## / { skip = 0 }
-		!skip { print }
-		END { if (!done) { print ""; printf "%s", text } }
-	' "$doc" >"$section.new"
-else
-	{ echo "# Benchmarks"; echo; cat "$section"; } >"$section.new"
-fi
-mv "$section.new" "$doc"
+python3 "$root/bench/doc_section.py" "## libmulticall (issue 3)" <"$section"
 echo "bench: wrote the libmulticall section of $doc" >&2

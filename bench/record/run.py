@@ -38,6 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import doc_section  # noqa: E402
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -328,16 +331,7 @@ def write_doc(table):
     notes = HERE / "notes.md"
     if notes.exists():
         table = table + "\n" + notes.read_text()
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + table
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        tail = text[end + 1:] if end >= 0 else ""
-        text = text[:start] + table + ("\n" + tail if tail else "")
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    doc_section.replace(SECTION, table, DOC)
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 

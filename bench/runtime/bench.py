@@ -20,6 +20,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import doc_section  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -174,16 +177,7 @@ def write_section(doc):
         "`dd bs=8` also reads 8 bytes per block, and those reads still cross: at best half its calls go away.",
         "",
     ]
-    path = os.path.join(ROOT, "docs/BENCHMARKS.md")
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
-    start = text.find("## Runtime (issue 4)")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + "\n".join(lines) + ("\n" + text[end + 1:] if end >= 0 else "")
-    with open(path, "w") as f:
-        f.write(text)
+    doc_section.replace("## Runtime (issue 4)", "\n".join(lines))
 
 
 if __name__ == "__main__":

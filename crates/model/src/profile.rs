@@ -504,10 +504,30 @@ mod tests {
     use super::write_atomically;
 
     #[test]
-    fn devices_are_written_in_place_not_replaced() {
+    fn special_files_are_written_in_place_not_replaced() {
+        // A FIFO stands for /dev/null and its kind: renaming over it would
+        // replace it with a regular file.
         use std::os::unix::fs::FileTypeExt;
-        write_atomically(std::path::Path::new("/dev/null"), b"profile").unwrap();
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        let d = std::env::temp_dir().join(format!("syscluster-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o600) }, 0);
+        // A reader opened first (non-blocking), so that the write does not wait.
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut reader = std::fs::OpenOptions::new().read(true).custom_flags(0o4000).open(&fifo).unwrap();
+        write_atomically(&fifo, b"profile").unwrap();
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+        let mut got = Vec::new();
+        let _ = reader.read_to_end(&mut got);
+        assert_eq!(got, b"profile");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    extern "C" {
+        #[link_name = "mkfifo"]
+        fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! at its exit (PTRACE_SYSCALL from the entry, the only way to see the
 //! result): four context switches per call, about 10 µs per stop on the
 //! reference VM (more under load), against 0.85 µs for an 8-byte write.
-//! `bench/ptrace_overhead.sh` (W1, load 5–6) measured 21–24× for this
+//! `bench/ptrace/overhead.sh` (W1, load 5–6) measured 21–24× for this
 //! backend, 21–25× for a tracer that does nothing but the two stops,
 //! 12.5–14.5× for one stop per call (no results at all), 26–29× for
 //! `strace -f`: 10× is out of reach for ptrace here. What is saved: one

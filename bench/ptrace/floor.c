@@ -1,5 +1,5 @@
 /* ptrace_floor: the least any ptrace recorder can pay per system call on
- * this machine, for the ratios of bench/ptrace_overhead.sh.
+ * this machine, for the ratios of bench/ptrace/overhead.sh.
  *
  *   ptrace_floor STOPS FILE COUNT
  *
