@@ -161,6 +161,13 @@ static void clear_pending(struct sc_slot *s)
  * on the fd and reported by the next call that can report it. */
 void sc_flush_locked(struct sc_slot *s)
 {
+    if (s->vpos_set) {
+        /* A pending offset goes first: it is where the reads left the file. */
+        sc_sys3(SYS_lseek, s->fd, s->vpos, SEEK_SET);
+        s->vpos_set = 0;
+        if (s->len == 0)
+            clear_pending(s);
+    }
     if (s->len == 0)
         return;
     int err = 0;
@@ -248,8 +255,10 @@ void sc_give_up(const char *why)
 {
     if (sc_mode() == SC_OFF || sc_mode() == SC_PASS)
         return;
+    sc_plan_off();
     sc_quiesce(SC_PASS);
-    sc_report("unchanged", "%s: writes are no longer coalesced in this process", why);
+    sc_report("unchanged", "%s: writes are no longer coalesced%s in this process", why,
+              sc_plan_present() ? " and the plan is no longer applied" : "");
 }
 
 /* ---- the fd table ----------------------------------------------------- */
@@ -274,6 +283,7 @@ void sc_forget(int fd)
     e->has_inode = 0;
     e->small = 0;
     e->gen = 0;
+    e->seekable = 0;
 }
 
 void sc_forget_range(unsigned lo, unsigned hi)
@@ -292,7 +302,7 @@ void sc_release_fd(int fd, int *err)
     struct sc_fdent *e = sc_fdent(fd);
     if (!e)
         return;
-    if (e->kind == SC_FD_COAL && e->gen) {
+    if (e->gen) { /* bound to a slot (short writes or a pending offset) */
         struct sc_slot *s = &G.slots[e->slot];
         sc_slot_lock(s);
         if (s->fd == fd && s->gen == e->gen) {
@@ -318,7 +328,7 @@ void sc_unbind(int fd)
     if (!e)
         return;
     sc_enter();
-    if (e->kind == SC_FD_COAL && e->gen) {
+    if (e->gen) { /* bound to a slot (short writes or a pending offset) */
         struct sc_slot *s = &G.slots[e->slot];
         sc_slot_lock(s);
         if (s->fd == fd && s->gen == e->gen) {
@@ -400,7 +410,7 @@ void sc_after_open(int fd)
         /* The fd was closed behind our back; its slot may still be bound. */
         int err = 0;
         sc_enter();
-        if (e->kind == SC_FD_COAL && e->gen) {
+        if (e->gen) { /* bound to a slot (short writes or a pending offset) */
             struct sc_slot *s = &G.slots[e->slot];
             sc_slot_lock(s);
             if (s->fd == fd && s->gen == e->gen) {
@@ -409,6 +419,7 @@ void sc_after_open(int fd)
                     sc_report("lost", "fd %d was closed by a call the runtime cannot see while it held %zu deferred bytes",
                               fd, s->len);
                 s->len = 0;
+                s->vpos_set = 0; /* its description is gone */
                 clear_pending(s);
                 s->fd = -1;
                 s->gen++;
@@ -421,8 +432,18 @@ void sc_after_open(int fd)
         sc_forget(fd);
         sc_leave();
     }
-    if (atomic_load(&G.pending))
-        sc_observe(fd, 0);
+    if (atomic_load(&G.pending)) {
+        struct statfs sf;
+        if (sc_sys2(SYS_fstatfs, fd, (long)&sf) == 0 && sf.f_type == PROC_SUPER_MAGIC) {
+            /* /proc/self/fdinfo shows file positions, /proc/self/io the
+             * bytes written: what is pending must be done. */
+            sc_enter();
+            sc_flush_all();
+            sc_leave();
+        } else {
+            sc_observe(fd, 0);
+        }
+    }
 }
 
 /* ---- mapped files ----------------------------------------------------- */
@@ -517,6 +538,8 @@ static void classify(int fd, struct sc_fdent *e)
     e->small = 0;
     e->gen = 0;
     e->kind = ok ? SC_FD_COAL : SC_FD_OTHER;
+    e->seekable = S_ISREG(st.st_mode) && fl >= 0 && !(fl & O_PATH) && !is_mapped(st.st_dev, st.st_ino) &&
+                  (ok || (sc_sys2(SYS_fstatfs, fd, (long)&sf) == 0 && fs_ok(sf.f_type)));
 }
 
 /* Binds a slot to fd (the fd's file must have no other slot), flushing
@@ -682,7 +705,7 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
 /* The heart of write/writev: defers a short write to a regular file, or
  * says SC_DIRECT (the caller makes the real call), or returns the result.
  * Called inside sc_enter/sc_leave. */
-long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
+long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold)
 {
     struct sc_fdent *e = sc_fdent(fd);
     if (e && sc_unlikely(e->err)) {
@@ -696,8 +719,9 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
         classify(fd, e);
     if (e->kind != SC_FD_COAL || total == 0)
         return direct(fd, iov, iovcnt);
-    if (total >= G.threshold) {
-        /* Large: write out the others, fuse with our own pending bytes. */
+    if (total >= threshold) {
+        /* Large (or not from a site that defers): write out the others,
+         * fuse with our own pending bytes. */
         uint64_t others = atomic_load(&G.pending);
         if (e->gen)
             others &= ~(1ULL << e->slot);
@@ -714,8 +738,12 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
         struct sc_slot *s = &G.slots[e->slot];
         long r = SC_DIRECT;
         sc_slot_lock(s);
-        if (s->fd == fd && s->gen == e->gen && s->len)
-            r = fused(s, iov, iovcnt);
+        if (s->fd == fd && s->gen == e->gen) {
+            if (s->vpos_set)
+                sc_flush_locked(s); /* the write goes where the reads left the offset */
+            if (s->len)
+                r = fused(s, iov, iovcnt);
+        }
         sc_slot_unlock(s);
         atomic_fetch_add_explicit(&G.c_direct, 1, memory_order_relaxed);
         return r;
@@ -744,6 +772,8 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
             sc_slot_unlock(s);
             return SC_DIRECT;
         }
+        if (s->vpos_set)
+            sc_flush_locked(s); /* deferred bytes land at the offset the reads left */
         if (s->len == 0) {
             /* A new buffer: the guardian must be there before we acknowledge
              * anything, and fd must still be the file we bound. */
@@ -796,6 +826,91 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total)
         return (long)total;
     }
     return direct(fd, iov, iovcnt);
+}
+
+/* ---- pending offsets ---------------------------------------------------- */
+
+/* Below every plain filesystem's largest offset (vfat: 4 GiB - 1): there,
+ * lseek(fd, off, SEEK_SET) on a regular file returns off and does nothing
+ * but set the offset. */
+#define SC_SEEK_MAX ((int64_t)1 << 31)
+
+/* A planned lseek(fd, off, SEEK_SET): keep off as the file's pending
+ * offset instead (1), or say that the call must be made (0).  The offset
+ * is a slot's state, so everything that writes out a slot's bytes before
+ * anyone could observe them -- any other call on the file, every message
+ * out of the process, fork, exec, exit, the guardian's time bound and
+ * SIGKILL -- sets it first (sc_flush_locked). */
+int sc_seek_pending(int fd, int64_t off, int whence)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (whence != SEEK_SET || off < 0 || off >= SC_SEEK_MAX || !e || sc_mode() != SC_ACTIVE || sc_vfork_child())
+        return 0;
+    if (atomic_load(&G.g_state) != 1 && sc_guardian_start() != 0)
+        return 0; /* no time bound and no SIGKILL safety without it */
+    int done = 0;
+    sc_enter();
+    if (e->kind == SC_FD_UNKNOWN)
+        classify(fd, e);
+    struct sc_slot *s = !e->seekable ? NULL : e->gen ? &G.slots[e->slot] : bind_slot(fd, e);
+    if (s) {
+        sc_slot_lock(s);
+        if (s->fd == fd && s->gen == e->gen && sc_mode() == SC_ACTIVE && atomic_load(&G.g_state) == 1) {
+            struct stat st;
+            if (!s->vpos_set && s->len == 0 &&
+                (sc_sys2(SYS_fstat, fd, (long)&st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)) {
+                /* A new cycle, and fd is no longer the file bound: closed
+                 * where we cannot see.  Let the call be made. */
+                s->fd = -1;
+                s->gen++;
+                e->kind = SC_FD_UNKNOWN;
+                e->has_inode = 0;
+                e->gen = 0;
+            } else {
+                if (s->len)
+                    sc_flush_locked(s); /* deferred bytes land at the old offset */
+                int first = !s->vpos_set;
+                s->vpos = off;
+                s->vpos_set = 1;
+                if (first) {
+                    atomic_fetch_add(&s->cycle, 1);
+                    atomic_fetch_or(&G.pending, 1ULL << (s - G.slots));
+                }
+                done = 1;
+                if (first)
+                    wake_guardian();
+            }
+        }
+        sc_slot_unlock(s);
+    }
+    sc_leave();
+    return done;
+}
+
+/* A planned read on fd while it has a pending offset: pread there and
+ * move the offset on (1, result or -errno in *ret); 0: no pending offset,
+ * the read is made as it is. */
+int sc_read_pending(int fd, void *buf, size_t n, long *ret)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (!e || !e->gen || sc_vfork_child())
+        return 0;
+    struct sc_slot *s = &G.slots[e->slot];
+    if (!s->vpos_set || s->fd != fd) /* checked again under the lock */
+        return 0;
+    int done = 0;
+    sc_enter();
+    sc_slot_lock(s);
+    if (s->fd == fd && s->gen == e->gen && s->vpos_set) {
+        long r = sc_sys4(SYS_pread64, fd, (long)buf, (long)n, s->vpos);
+        if (r > 0)
+            s->vpos += r;
+        *ret = r;
+        done = 1;
+    }
+    sc_slot_unlock(s);
+    sc_leave();
+    return done;
 }
 
 /* ---- vfork ------------------------------------------------------------ */
@@ -900,6 +1015,7 @@ static void atfork_child(void)
     }
     atomic_store(&G.bind_lock, 0);
     sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours */
+    sc_plan_forked();
     sc_leave();
 }
 
@@ -937,11 +1053,16 @@ __attribute__((constructor(101))) static void sc_init(void)
         memcpy(G.report + 1, rep, strlen(rep));
         G.report_len = (int)strlen(rep) + 1;
     }
-    if (G.threshold == 0)
-        return; /* not asked to coalesce: stay out of the way */
+    const char *plan = getenv("SYSCLUSTER_PLAN");
+    int planned = plan && *plan && sc_plan_parse(plan) > 0;
+    if (G.threshold == 0 && !planned)
+        return; /* not asked to coalesce nor to apply a plan: stay out of the way */
+    size_t thr = G.threshold > sc_plan_max_threshold() ? G.threshold : sc_plan_max_threshold();
     G.cap = 64 * 1024;
-    if (G.cap < 4 * G.threshold)
-        G.cap = (4 * G.threshold + 4095) & ~(size_t)4095;
+    if (G.cap < sc_plan_buffer() && sc_plan_buffer() <= (1 << 20))
+        G.cap = (sc_plan_buffer() + 4095) & ~(size_t)4095;
+    if (G.cap < 4 * thr)
+        G.cap = (4 * thr + 4095) & ~(size_t)4095;
     struct rlimit rl;
     size_t n = 1 << 16;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max > n)
@@ -957,13 +1078,15 @@ __attribute__((constructor(101))) static void sc_init(void)
     char culprit[256];
     if (sc_scan_loaded(culprit, sizeof culprit)) {
         atomic_store(&G.mode, SC_PASS);
-        sc_report("unchanged", "%s makes system calls without libc (raw syscall instructions): it runs unchanged",
-                  culprit);
+        sc_report("unchanged", "%s makes system calls without libc (raw syscall instructions): it runs unchanged%s",
+                  culprit, planned ? " (the plan is not applied)" : "");
         return;
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atomic_store(&G.mode, SC_ACTIVE);
     sc_signals_init();
+    if (planned)
+        sc_plan_start();
 }
 
 __attribute__((destructor(101))) static void sc_fini(void)
@@ -976,5 +1099,6 @@ __attribute__((destructor(101))) static void sc_fini(void)
         sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu",
                   (unsigned long long)G.c_deferred, (unsigned long long)G.c_direct,
                   (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost);
+        sc_plan_report();
     }
 }

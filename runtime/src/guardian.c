@@ -58,6 +58,12 @@ static void postmortem(void)
 {
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
         struct sc_slot *s = &G.slots[i];
+        if (s->fd >= 0 && s->vpos_set) {
+            /* The offset the program's reads left: others sharing the file
+             * description see it, as they would have. */
+            sc_sys3(SYS_lseek, s->fd, s->vpos, SEEK_SET);
+            s->vpos_set = 0;
+        }
         if (s->fd < 0 || s->len == 0)
             continue;
         size_t done = 0;

@@ -32,6 +32,17 @@ enum {
     SC_FD_COAL = 2,  /* a regular file whose short writes are deferred */
 };
 
+/* Kinds of plan sites (plan.c): what a wrapper does for a call planned at
+ * its caller's return address. */
+enum {
+    SC_PK_WRITE = 1, /* defer short writes (coalesce this site) */
+    SC_PK_CLOCK = 2, /* a clock read through syscall(): from the vDSO */
+    SC_PK_PID = 4,   /* getpid: the cached pid */
+    SC_PK_TID = 8,   /* gettid: the cached tid */
+    SC_PK_SEEK = 16, /* lseek(SEEK_SET): a pending offset */
+    SC_PK_READ = 32, /* read at a pending offset: pread */
+};
+
 #define SC_NSLOTS 64
 #define SC_WARMUP 4 /* short writes an fd makes before its writes are deferred */
 
@@ -46,6 +57,8 @@ struct sc_slot {
     size_t len;        /* committed (acknowledged) bytes */
     size_t cap;
     char *buf;
+    int64_t vpos;      /* a pending offset (planned lseek + reads), when vpos_set */
+    int vpos_set;
     _Atomic int flushing; /* a flush's write is in flight */
     int64_t flush_pos;    /* offset (size, for O_APPEND) before that flush */
     uint64_t n_writes, n_flushes, n_bytes, n_lost;
@@ -56,6 +69,7 @@ struct sc_fdent {
     uint8_t slot;
     uint8_t small;     /* short writes seen while warming up */
     uint8_t has_inode; /* dev/ino below are valid */
+    uint8_t seekable;  /* a regular file on a plain filesystem, not O_PATH (classified) */
     int err;           /* a deferred write's error, to report (errno) */
     uint32_t gen;      /* slot gen when bound */
     uint64_t dev, ino;
@@ -63,6 +77,7 @@ struct sc_fdent {
 
 struct sc_global {
     _Atomic int mode;
+    _Atomic int plan_kinds; /* SC_PK_* with sites in the table (plan.c); 0 without a plan */
     int verbose;
     int pid;
     size_t threshold; /* writes shorter than this are deferred */
@@ -104,6 +119,9 @@ struct sc_tls {
     int in_rt;              /* inside a runtime critical section */
     int vfork;              /* between vfork and the parent's next call */
     uint64_t deferred_mask; /* signals held back until the section ends */
+    int in_handler;         /* running a program's signal handler */
+    int tid;                /* gettid, cached for planned sites (0: unknown) */
+    uintptr_t stack_lo, stack_hi; /* this thread's stack (0: unknown) */
 };
 extern __thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec"))) SC_HIDDEN;
 
@@ -160,7 +178,9 @@ void sc_after_open(int fd) SC_HIDDEN;
 void sc_unbind(int fd) SC_HIDDEN;
 void sc_flush_path_result(uint64_t dev, uint64_t ino, int *again) SC_HIDDEN;
 void sc_note_mapped(uint64_t dev, uint64_t ino) SC_HIDDEN;
-long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total) SC_HIDDEN;
+long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold) SC_HIDDEN;
+int sc_seek_pending(int fd, int64_t off, int whence) SC_HIDDEN;
+int sc_read_pending(int fd, void *buf, size_t n, long *ret) SC_HIDDEN;
 void sc_give_up(const char *why) SC_HIDDEN;
 void sc_report(const char *kind, const char *fmt, ...) SC_HIDDEN __attribute__((format(printf, 2, 3)));
 void sc_check_exec_target(const char *path, int use_path) SC_HIDDEN;
@@ -168,6 +188,31 @@ void sc_exec_prepare(int *saved_mode) SC_HIDDEN;
 void sc_exec_failed(int saved_mode) SC_HIDDEN;
 void sc_process_end(void) SC_HIDDEN;
 #define SC_DIRECT (-1000000L)
+
+/* plan.c */
+int sc_plan_parse(const char *text) SC_HIDDEN;
+int sc_plan_present(void) SC_HIDDEN;
+void sc_plan_start(void) SC_HIDDEN;
+void sc_plan_resolve(void) SC_HIDDEN;
+void sc_plan_close_begin(void) SC_HIDDEN;
+void sc_plan_close_end(void) SC_HIDDEN;
+void sc_plan_forked(void) SC_HIDDEN;
+void sc_plan_off(void) SC_HIDDEN;
+void sc_plan_report(void) SC_HIDDEN;
+size_t sc_plan_buffer(void) SC_HIDDEN;
+size_t sc_plan_max_threshold(void) SC_HIDDEN;
+size_t sc_plan_write_site(const void *ra) SC_HIDDEN;
+long sc_plan_id(const void *ra, long nr) SC_HIDDEN;
+int sc_plan_syscall(const void *ra, uintptr_t csp, long n, long a, long b, long *ret) SC_HIDDEN;
+int sc_plan_site(const void *ra, int kind, long nr) SC_HIDDEN;
+void sc_plan_answered(int site) SC_HIDDEN;
+
+/* Is any plan site of these kinds in the table?  One load: without a plan
+ * every wrapper stays a load and a jump. */
+static inline int sc_planned(int kinds)
+{
+    return sc_unlikely(atomic_load_explicit(&G.plan_kinds, memory_order_relaxed) & kinds);
+}
 
 /* guardian.c */
 int sc_guardian_start(void) SC_HIDDEN;

@@ -108,10 +108,12 @@ static void trampoline(int sig, siginfo_t *si, void *ucv)
         return; /* SIGSEGV/SIGBUS sent by kill() while the program ignores them */
     if (pa->sa_flags & SA_RESETHAND)
         pa->sa_handler = SIG_DFL; /* the kernel reset it too */
+    sc_tls.in_handler++; /* what is not async-signal-safe waits (plan.c) */
     if (pa->sa_flags & SA_SIGINFO)
         pa->sa_sigaction(sig, si, ucv);
     else
         h(sig);
+    sc_tls.in_handler--;
 }
 
 /* Which kernel action implements the program's action for sig. */

@@ -77,13 +77,29 @@ static void flush_everything(void)
 
 /* ---- writes ------------------------------------------------------------ */
 
-static ssize_t do_write(int fd, const void *buf, size_t n, ssize_t (*real)(int, const void *, size_t))
+/* Writes from a planned write site are deferred below the site's size;
+ * others below --coalesce-writes' (0: none). */
+static size_t write_threshold(const void *ra)
+{
+    size_t t = G.threshold;
+    if (sc_planned(SC_PK_WRITE)) {
+        size_t p = sc_plan_write_site(ra);
+        if (p > t)
+            t = p;
+    }
+    return t;
+}
+
+static ssize_t do_write(int fd, const void *buf, size_t n, ssize_t (*real)(int, const void *, size_t), const void *ra)
 {
     if (sc_mode() == SC_OFF || sc_vfork_child())
         return real(fd, buf, n);
+    size_t thr = write_threshold(ra);
+    if (thr == 0 && !sc_busy())
+        return real(fd, buf, n); /* a plan's other writes, with nothing pending */
     struct iovec v = {(void *)buf, n};
     sc_enter();
-    long r = sc_write_iov(fd, &v, 1, n);
+    long r = sc_write_iov(fd, &v, 1, n, thr);
     sc_leave();
     if (r == SC_DIRECT)
         return real(fd, buf, n);
@@ -94,12 +110,22 @@ static ssize_t do_write(int fd, const void *buf, size_t n, ssize_t (*real)(int, 
     return r;
 }
 
-SC_EXPORT ssize_t write(int fd, const void *buf, size_t n) { return do_write(fd, buf, n, SC_REAL(write)); }
-SC_EXPORT ssize_t __write(int fd, const void *buf, size_t n) { return do_write(fd, buf, n, SC_REAL(__write)); }
+SC_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    return do_write(fd, buf, n, SC_REAL(write), __builtin_return_address(0));
+}
+
+SC_EXPORT ssize_t __write(int fd, const void *buf, size_t n)
+{
+    return do_write(fd, buf, n, SC_REAL(__write), __builtin_return_address(0));
+}
 
 SC_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
     if (sc_mode() == SC_OFF || sc_vfork_child() || iovcnt <= 0 || iovcnt > 1024)
+        return SC_REAL(writev)(fd, iov, iovcnt);
+    size_t thr = write_threshold(__builtin_return_address(0));
+    if (thr == 0 && !sc_busy())
         return SC_REAL(writev)(fd, iov, iovcnt);
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
@@ -108,7 +134,7 @@ SC_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
         total += iov[i].iov_len;
     }
     sc_enter();
-    long r = sc_write_iov(fd, iov, iovcnt, total);
+    long r = sc_write_iov(fd, iov, iovcnt, total, thr);
     sc_leave();
     if (r == SC_DIRECT)
         return SC_REAL(writev)(fd, iov, iovcnt);
@@ -176,9 +202,34 @@ SC_EXPORT void sync(void)
         return SC_REAL(name) args;                                                                      \
     }
 
-OBS(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n), fd)
-OBS(ssize_t, __read, (int fd, void *b, size_t n), (fd, b, n), fd)
-OBS(ssize_t, __read_chk, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), fd)
+/* A read planned after a planned lseek: pread at the pending offset. */
+static int planned_read(const void *ra, int fd, void *b, size_t n, ssize_t *r)
+{
+    long x;
+    int site = sc_plan_site(ra, SC_PK_READ, 0);
+    if (site < 0 || !sc_read_pending(fd, b, n, &x))
+        return 0;
+    sc_plan_answered(site);
+    if (x < 0) {
+        errno = (int)-x;
+        x = -1;
+    }
+    *r = x;
+    return 1;
+}
+
+#define READ(name, params, args, fits)                                                                  \
+    SC_EXPORT ssize_t name params                                                                       \
+    {                                                                                                   \
+        ssize_t r_;                                                                                     \
+        if (sc_planned(SC_PK_READ) && (fits) && planned_read(__builtin_return_address(0), fd, b, n, &r_)) \
+            return r_;                                                                                  \
+        OBSERVE(fd);                                                                                    \
+        return SC_REAL(name) args;                                                                      \
+    }
+READ(read, (int fd, void *b, size_t n), (fd, b, n), 1)
+READ(__read, (int fd, void *b, size_t n), (fd, b, n), 1)
+READ(__read_chk, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), n <= bl) /* else libc aborts */
 OBS(ssize_t, readv, (int fd, const struct iovec *v, int c), (fd, v, c), fd)
 OBS(ssize_t, pread, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), fd)
 OBS(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o), (fd, b, n, o), fd)
@@ -189,9 +240,27 @@ OBS(ssize_t, preadv, (int fd, const struct iovec *v, int c, off_t o), (fd, v, c,
 OBS(ssize_t, preadv64, (int fd, const struct iovec *v, int c, off64_t o), (fd, v, c, o), fd)
 OBS(ssize_t, preadv2, (int fd, const struct iovec *v, int c, off_t o, int f), (fd, v, c, o, f), fd)
 OBS(ssize_t, preadv64v2, (int fd, const struct iovec *v, int c, off64_t o, int f), (fd, v, c, o, f), fd)
-OBS(off_t, lseek, (int fd, off_t o, int w), (fd, o, w), fd)
-OBS(off64_t, lseek64, (int fd, off64_t o, int w), (fd, o, w), fd)
-OBS(off_t, __lseek, (int fd, off_t o, int w), (fd, o, w), fd)
+/* A planned lseek(SEEK_SET) on a regular file: a pending offset. */
+static int planned_seek(const void *ra, int fd, off64_t o, int w)
+{
+    int site = sc_plan_site(ra, SC_PK_SEEK, 0);
+    if (site < 0 || !sc_seek_pending(fd, o, w))
+        return 0;
+    sc_plan_answered(site);
+    return 1;
+}
+
+#define SEEK(ret, name, offt)                                                                           \
+    SC_EXPORT ret name(int fd, offt o, int w)                                                           \
+    {                                                                                                   \
+        if (sc_planned(SC_PK_SEEK) && planned_seek(__builtin_return_address(0), fd, o, w))              \
+            return o;                                                                                   \
+        OBSERVE(fd);                                                                                    \
+        return SC_REAL(name)(fd, o, w);                                                                 \
+    }
+SEEK(off_t, lseek, off_t)
+SEEK(off64_t, lseek64, off64_t)
+SEEK(off_t, __lseek, off_t)
 OBS(int, fstat, (int fd, struct stat *st), (fd, st), fd)
 OBS(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd)
 OBS(int, __fxstat, (int v, int fd, struct stat *st), (v, fd, st), fd)

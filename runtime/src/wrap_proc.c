@@ -124,6 +124,7 @@ SC_EXPORT pid_t _Fork(void)
     if (r == 0) {
         G.pid = (int)sc_getpid();
         sc_guardian_forget();
+        sc_plan_forked();
     }
     return r;
 }
@@ -295,11 +296,22 @@ static void scan_new(void)
     }
 }
 
+/* New code: search it for raw system calls, and resolve the plan's sites
+ * in it. */
+static void loaded(void)
+{
+    int err = errno;
+    scan_new();
+    if (sc_mode() == SC_ACTIVE)
+        sc_plan_resolve();
+    errno = err;
+}
+
 SC_EXPORT void *dlopen(const char *file, int mode)
 {
     void *h = SC_REAL(dlopen)(file, mode);
     if (h && live())
-        scan_new();
+        loaded();
     return h;
 }
 
@@ -307,8 +319,44 @@ SC_EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
     void *h = SC_REAL(dlmopen)(lm, file, mode);
     if (h && live())
-        scan_new();
+        loaded();
     return h;
+}
+
+/* Code unloaded: its return addresses must not match what is loaded there
+ * later.  No site applies while it goes. */
+SC_EXPORT int dlclose(void *h)
+{
+    if (!sc_planned(~0))
+        return SC_REAL(dlclose)(h);
+    sc_plan_close_begin();
+    int r = SC_REAL(dlclose)(h);
+    int err = errno;
+    sc_plan_close_end();
+    errno = err;
+    return r;
+}
+
+/* ---- ids a plan caches -------------------------------------------------- */
+
+SC_EXPORT pid_t getpid(void)
+{
+    if (sc_planned(SC_PK_PID)) {
+        long id = sc_plan_id(__builtin_return_address(0), SYS_getpid);
+        if (id > 0)
+            return (pid_t)id;
+    }
+    return SC_REAL(getpid)();
+}
+
+SC_EXPORT pid_t gettid(void)
+{
+    if (sc_planned(SC_PK_TID)) {
+        long id = sc_plan_id(__builtin_return_address(0), SYS_gettid);
+        if (id > 0)
+            return (pid_t)id;
+    }
+    return SC_REAL(gettid)();
 }
 
 /* ---- syscall() and prctl() ---------------------------------------------- */
@@ -368,6 +416,11 @@ SC_EXPORT long syscall(long n, ...)
     long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long),
          e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
+    long r;
+    /* The caller's stack pointer is just above our return address. */
+    if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
+        sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
+        return r;
     if (!live() || harmless(n))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     switch (n) {

@@ -115,6 +115,59 @@ else
   skipped "ENOSPC on a small tmpfs: mounting needs root"
 fi
 
+# -- plans: clusters applied at this program's own call sites ------------------
+# planned.c finds the return addresses of its sites and prints the plan the
+# supervisor would pass; each mode's checks must hold plain and planned, and
+# the -v report must show the sites were applied.
+PLAN=$("$T/planned" spec)
+pl() { env LD_PRELOAD="$LIB" SYSCLUSTER_PLAN="$PLAN" SYSCLUSTER_VERBOSE=1 "$@"; }
+answered() { # answered SITE REPORT: how many calls at SITE the runtime answered
+  sed -n "s/.*plan cluster #[0-9]* at $1: [0-9]* calls, \([0-9]*\) .*/\1/p" "$2" | head -1
+}
+at_least() { [ "${1:-0}" -ge "$2" ] 2>/dev/null; }
+for mode in clock pid write seek; do
+  arg=; [ "$mode" = write ] || [ "$mode" = seek ] && arg="$W/p$mode"
+  plain_out=$("$T/planned" $mode $arg 2>&1); s1=$?
+  plan_out=$(pl "$T/planned" $mode $arg 2>"$W/plan.err"); s2=$?
+  case $mode in
+    clock) applied=$(at_least "$(answered gtod "$W/plan.err")" 2000 && at_least "$(answered cgt "$W/plan.err")" 2000 &&
+                     at_least "$(answered time "$W/plan.err")" 2000 && echo y) ;;
+    pid) applied=$(at_least "$(answered getpid "$W/plan.err")" 1000 && at_least "$(answered gettid "$W/plan.err")" 1000 &&
+                   at_least "$(answered libc-getpid "$W/plan.err")" 1000 && echo y) ;;
+    write) applied=$(grep -q 'deferred=19996 ' "$W/plan.err" && echo y) ;; # the planned writes but the first 4, none of the others
+    seek) applied=$(at_least "$(answered seek "$W/plan.err")" 1000 && at_least "$(answered read "$W/plan.err")" 1000 && echo y) ;;
+  esac
+  if [ "$s1" = 0 ] && [ "$s2" = 0 ] && [ "$applied" = y ]; then
+    ok "plan $mode: $(echo "$plan_out" | grep -c '^ok') checks hold planned as plain, sites applied"
+  else
+    bad "plan $mode: plain $s1, planned $s2, applied '$applied'"; echo "$plain_out$plan_out" | grep -v '^ok'; grep plan "$W/plan.err"
+  fi
+done
+# A pending offset outlives SIGKILL (the guardian sets it), and is set within the time bound.
+r1=$("$T/planned" seekkill "$W/pk"); r2=$(SYSCLUSTER_FLUSH_MS=60000 pl "$T/planned" seekkill "$W/pk" 2>/dev/null)
+r3=$(pl "$T/planned" seekkill "$W/pk" 2>/dev/null)
+if [ "$r1" = "before 20064 after 20064" ] && [ "$r2" = "before 0 after 20064" ] && [ "$r3" = "before 20064 after 20064" ]; then
+  ok "plan seek: a SIGKILLed child's pending offset reaches the description it shares (and within 5 ms without the kill)"
+else bad "plan seekkill: plain '$r1', pending '$r2', time bound '$r3'"; fi
+# The module found by path when the plan has no build-id; not found with another build-id.
+PLAN=$(printf '%s\n' "$PLAN" | awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "module" { $3 = "-" } { print }')
+pl "$T/planned" clock >/dev/null 2>"$W/plan.err"; n1=$(answered gtod "$W/plan.err")
+PLAN=$(printf '%s\n' "$PLAN" | awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "module" { $3 = "00112233445566778899" } { print }')
+pl "$T/planned" clock >/dev/null 2>"$W/plan.err"; n2=$(answered gtod "$W/plan.err")
+if at_least "$n1" 2000 && [ -z "$n2" ]; then ok "plan: a module without build-id matched by path; another build-id matches nothing"
+else bad "plan module matching: by path '$n1', other build-id '$n2'"; fi
+PLAN=$("$T/planned" spec)
+if mount -t tmpfs -o size=256k tmpfs "$W/mnt" 2>/dev/null; then
+  "$T/planned" enospc "$W/mnt/a" > "$W/e1"; s1=$?; cp "$W/mnt/a" "$W/a1"; rm -f "$W/mnt/a"
+  pl "$T/planned" enospc "$W/mnt/a" > "$W/e2" 2>"$W/plan.err"; s2=$?; cp "$W/mnt/a" "$W/a2"; rm -f "$W/mnt/a"
+  if cmp -s "$W/a1" "$W/a2" && [ "$s1" = 1 ] && [ "$s2" = 1 ] && [ "$(cat "$W/e2")" = ENOSPC ] && grep -q 'deferred=[1-9]' "$W/plan.err"; then
+    ok "plan write: ENOSPC: same bytes on the full tmpfs, a later planned write fails with ENOSPC"
+  else bad "plan ENOSPC: $s1/$s2 $(cat "$W/e1")/$(cat "$W/e2")"; fi
+  umount "$W/mnt"
+else
+  skipped "plan ENOSPC on a small tmpfs: mounting needs root"
+fi
+
 # -- corpus and coreutils, plain vs runtime ------------------------------------
 head -c 300000 /dev/urandom > "$W/in"
 for bs in 8 512; do

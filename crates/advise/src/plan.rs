@@ -1,9 +1,9 @@
 //! The plan: which clusters to apply at which code locations, by which
 //! mechanism, and on what evidence. Written by `advise --plan-out`, read by
 //! `syscluster run --plan` and the compiler plugin; docs/PLAN_FORMAT.md
-//! describes every field. Checking a plan against a binary (same build-id,
-//! same code at the offsets) is the consumer's job; the plan gives it the
-//! build-id of every module it names.
+//! describes every field. A consumer checks a plan against the files it
+//! will apply it to with [`Plan::check_modules`] (same build-id, or for a
+//! module without one the same code at every location, [`code_hash`]).
 
 use crate::advice::{Advice, Evidence, Recommendation};
 use serde::{Deserialize, Serialize};
@@ -104,6 +104,59 @@ pub struct PlanLocation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub count: u64,
+    /// For a module without a build-id: [`code_hash`] of the code around
+    /// the return address when the plan was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_hash: Option<String>,
+}
+
+impl PlanLocation {
+    /// `file:line` (the file's last component), else `function`, else
+    /// `module+0xOFFSET`.
+    pub fn short(&self) -> String {
+        match (&self.file, self.line, &self.function) {
+            (Some(f), Some(l), _) => {
+                let base = f.rsplit('/').next().unwrap_or(f);
+                format!("{base}:{l}")
+            }
+            (_, _, Some(func)) => format!("{func} ({})", self.at()),
+            _ => self.at(),
+        }
+    }
+
+    /// `module+0xOFFSET`, the module by its last component.
+    pub fn at(&self) -> String {
+        let base = self.module.rsplit('/').next().unwrap_or(&self.module);
+        format!("{base}+{:#x}", self.offset)
+    }
+}
+
+/// Bytes of code a [`code_hash`] covers on each side of a return address:
+/// the call instruction before it and what follows.
+pub const CODE_WINDOW: u64 = 16;
+
+/// FNV-1a (64 bits, as 16 hex digits) of the bytes of `path` from
+/// `offset - CODE_WINDOW` to `offset + CODE_WINDOW` (cut at the ends of the
+/// file): what tells that the code at a location of a module without a
+/// build-id is still the code the plan was made for.
+pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let len = f
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    let from = offset.saturating_sub(CODE_WINDOW).min(len);
+    let to = offset.saturating_add(CODE_WINDOW).min(len);
+    let mut buf = vec![0u8; (to - from) as usize];
+    f.read_exact_at(&mut buf, from)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in buf {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
 }
 
 impl Plan {
@@ -139,6 +192,93 @@ impl Plan {
             modules: modules.into_values().collect(),
             clusters,
         }
+        .with_code_hashes()
+    }
+
+    /// Locations in modules without a build-id get the hash of their code.
+    fn with_code_hashes(mut self) -> Plan {
+        let bare: Vec<String> = self
+            .modules
+            .iter()
+            .filter(|m| m.build_id.is_none())
+            .map(|m| m.path.clone())
+            .collect();
+        for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
+            if bare.contains(&l.module) {
+                l.code_hash = code_hash(Path::new(&l.module), l.offset).ok();
+            }
+        }
+        self
+    }
+
+    /// The module of the plan that `program` is: the same file (after
+    /// resolving links), or a file with the same build-id.
+    pub fn module_of(&self, program: &Path) -> Option<&Module> {
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let want = canon(program);
+        if let Some(m) = self.modules.iter().find(|m| canon(Path::new(&m.path)) == want) {
+            return Some(m);
+        }
+        let id = crate::elf::build_id(&want).ok().flatten()?;
+        self.modules
+            .iter()
+            .find(|m| m.build_id.as_deref() == Some(id.as_str()))
+    }
+
+    /// Refuses a stale plan: one naming a module whose build-id is not the
+    /// one recorded, that cannot be read, or (without a build-id) whose code
+    /// at a location differs. `name` is the plan's file, for the message.
+    pub fn check_modules(&self, name: &str) -> Result<(), String> {
+        const AGAIN: &str = "record the program again and re-run `syscluster advise --plan-out`";
+        for m in &self.modules {
+            let path = Path::new(&m.path);
+            let now = crate::elf::build_id(path)
+                .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+            match (&m.build_id, now) {
+                (Some(was), Some(now)) if *was == now => {}
+                (Some(was), Some(now)) => {
+                    return Err(format!(
+                        "stale plan {name}: {} has build-id {now} now, the plan was made for build-id {was} \
+                         (the file was rebuilt or replaced); {AGAIN}",
+                        m.path
+                    ))
+                }
+                (Some(was), None) => {
+                    return Err(format!(
+                        "stale plan {name}: {} has no build-id now, the plan was made for build-id {was}; {AGAIN}",
+                        m.path
+                    ))
+                }
+                (None, _) => {
+                    for l in self
+                        .clusters
+                        .iter()
+                        .flat_map(|c| &c.locations)
+                        .filter(|l| l.module == m.path)
+                    {
+                        let Some(was) = &l.code_hash else {
+                            return Err(format!(
+                                "plan {name} gives neither a build-id nor code hashes for {}: it cannot be \
+                                 checked against the file; re-run `syscluster advise --plan-out`",
+                                m.path
+                            ));
+                        };
+                        let now = code_hash(path, l.offset)
+                            .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+                        if now != *was {
+                            return Err(format!(
+                                "stale plan {name}: the code of {} at offset {:#x} ({}) is not the code \
+                                 the plan was made for; {AGAIN}",
+                                m.path,
+                                l.offset,
+                                l.short()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn to_json(&self) -> Vec<u8> {
@@ -280,6 +420,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 file: l.location.file.clone(),
                 line: l.location.line,
                 count: l.count,
+                code_hash: None,
             })
             .collect(),
         parameters: r.parameters.clone(),

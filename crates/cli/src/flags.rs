@@ -285,7 +285,8 @@ pub struct StatArgs {
     pub command: Vec<OsString>,
 }
 
-/// Run an unmodified program with its short writes coalesced.
+/// Run an unmodified program with its short writes coalesced, or with the
+/// clusters of a plan applied at their code locations.
 ///
 /// Writes shorter than BYTES to regular files are gathered in memory and
 /// written with one `write`/`writev` per buffer: the crossings and most of
@@ -296,15 +297,32 @@ pub struct StatArgs {
 /// raw-`syscall` programs cannot be interposed: syscluster says so and runs
 /// them unchanged. The command's stdio and exit status pass through.
 /// docs/RUNTIME.md has the exact rules.
+///
+/// With --plan (written by `syscluster advise --plan-out`), only the calls
+/// made from the plan's code locations change: short writes there are
+/// coalesced, clocks read through `syscall()` there come from the vDSO,
+/// `getpid`/`gettid` there from a cache, `lseek`+`read` there become one
+/// `pread`. Clusters the runtime cannot apply without changing what the
+/// program does are listed once on stderr with the reason. A plan that is
+/// invalid, made for another program, or stale (a module rebuilt since)
+/// is refused before the program runs. --plan alone coalesces no other
+/// write; with --coalesce-writes every short write is coalesced as well,
+/// and BYTES also sets the size below which the plan's writes are deferred.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
   syscluster run -- dd if=/dev/zero of=out bs=8 count=1000000
-  syscluster stat -r 5 -- syscluster run -- ./logger      # crossings and time, applied")]
+  syscluster stat -r 5 -- syscluster run -- ./logger      # crossings and time, applied
+  syscluster record -- ./prog; syscluster advise --plan-out plan.json
+  syscluster run --plan plan.json -v -- ./prog           # the plan's clusters, and where")]
 pub struct RunArgs {
-    /// Coalesce writes shorter than BYTES (default 4096); 0 turns coalescing off.
-    #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "4096", default_value_t = 4096)]
-    pub coalesce_writes: usize,
+    /// Coalesce writes shorter than BYTES (default 4096); 0 turns coalescing off [default: 4096, none
+    /// with --plan].
+    #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "4096")]
+    pub coalesce_writes: Option<usize>,
+    /// Apply the clusters of PLAN (from `syscluster advise --plan-out`) at their code locations.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
     /// Write pending bytes out at the latest after MS milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5)]
     pub flush_interval: u32,

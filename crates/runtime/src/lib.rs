@@ -12,6 +12,9 @@
 //!   cannot, and run unchanged with one line on stderr;
 //! - prints the library's reports (raw system calls found, lost bytes, and
 //!   with `-v` per-process counts), each distinct one once;
+//! - with a plan (`run --plan`, [`plan`]), checks it against the program
+//!   before it runs — refusing an invalid, stale or foreign one — and
+//!   passes the library the code locations of the clusters it can apply;
 //! - becomes a child subreaper, so that when a program dies abruptly
 //!   (SIGKILL) the runtime's guardian task that completes its pending
 //!   writes is handed to us, and waits for it: when `run` returns, every
@@ -20,17 +23,18 @@
 //! See docs/RUNTIME.md for the design and the exact guarantees.
 
 mod library;
+pub mod plan;
 mod program;
 mod report;
 mod supervise;
 
 pub use library::{find_library, LIBRARY_NAME};
-pub use program::{check_program, resolve_program, Interposable};
+pub use program::{check_program, resolve_program, script_interpreter, Interposable};
 
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 /// Writes shorter than this many bytes are deferred when no size is given.
@@ -43,8 +47,13 @@ pub const DEFAULT_FLUSH_MS: u32 = 5;
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Defer writes shorter than this many bytes to regular files
-    /// (`--coalesce-writes[=BYTES]`); `None` loads nothing.
+    /// (`--coalesce-writes[=BYTES]`); `None`: no write is deferred but at
+    /// the write sites of a plan.
     pub coalesce_writes: Option<usize>,
+    /// Apply the clusters of this plan at their code locations (`--plan`).
+    /// Its write sites defer writes shorter than `coalesce_writes`, or
+    /// [`DEFAULT_THRESHOLD`] without it.
+    pub plan: Option<PathBuf>,
     /// The time bound in milliseconds (`--flush-interval MS`).
     pub flush_interval_ms: u32,
     /// `-v`: say what is done, and per process what was coalesced.
@@ -60,6 +69,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             coalesce_writes: Some(DEFAULT_THRESHOLD),
+            plan: None,
             flush_interval_ms: DEFAULT_FLUSH_MS,
             verbose: false,
             library: None,
@@ -81,6 +91,8 @@ pub enum RunError {
     Library(String),
     /// An option is out of range.
     BadOption(String),
+    /// The plan is invalid, stale, or made for another program.
+    Plan(String),
     Os(&'static str, io::Error),
 }
 
@@ -94,7 +106,7 @@ impl std::fmt::Display for RunError {
             RunError::NotFound(c) => write!(f, "command not found: {c}"),
             RunError::Exec(c, e) => write!(f, "cannot execute {c}: {e}"),
             RunError::Library(s) => write!(f, "{s}"),
-            RunError::BadOption(s) => write!(f, "{s}"),
+            RunError::BadOption(s) | RunError::Plan(s) => write!(f, "{s}"),
             RunError::Os(what, e) => write!(f, "{what}: {e}"),
         }
     }
@@ -139,21 +151,50 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         ));
     }
     let path = resolve_program(first).ok_or_else(|| RunError::NotFound(name.clone()))?;
+    // A plan is checked before anything runs: a bad one is an error.
+    let plan = match &opts.plan {
+        Some(file) => {
+            let interp = script_interpreter(&path).flatten();
+            let programs: Vec<&Path> = std::iter::once(path.as_path()).chain(interp.as_deref()).collect();
+            let threshold = opts.coalesce_writes.unwrap_or(DEFAULT_THRESHOLD);
+            Some(plan::prepare(file, &programs, threshold).map_err(RunError::Plan)?)
+        }
+        None => None,
+    };
     let reporter =
         report::Reporter::start(opts.verbose).map_err(|e| RunError::Os("report socket", e))?;
     let mut cmd = Command::new(first);
-    cmd.args(&argv[1..]);
-    if let Some(threshold) = opts.coalesce_writes {
+    // Only what this run asks for reaches the program.
+    cmd.args(&argv[1..]).env_remove("SYSCLUSTER_PLAN").env_remove("SYSCLUSTER_COALESCE");
+    if let Some(p) = &plan {
+        for line in &p.refused {
+            eprintln!("syscluster run: {line}");
+        }
+        if opts.verbose {
+            for line in &p.applied {
+                eprintln!("syscluster run: {line}");
+            }
+        }
+    }
+    let plan_spec = plan.as_ref().map(|p| p.spec.as_str()).filter(|s| !s.is_empty());
+    if opts.coalesce_writes.is_some() || plan_spec.is_some() {
         match check_program(&path) {
             Interposable::Yes => {
                 let lib = find_library(opts.library.as_deref())?;
                 if opts.verbose {
-                    eprintln!(
-                        "syscluster run: coalescing writes shorter than {threshold} bytes to regular files, \
-                         time bound {} ms, with {}",
-                        opts.flush_interval_ms,
-                        lib.display()
-                    );
+                    match opts.coalesce_writes {
+                        Some(threshold) => eprintln!(
+                            "syscluster run: coalescing writes shorter than {threshold} bytes to regular files, \
+                             time bound {} ms, with {}",
+                            opts.flush_interval_ms,
+                            lib.display()
+                        ),
+                        None => eprintln!(
+                            "syscluster run: applying the plan (time bound {} ms) with {}",
+                            opts.flush_interval_ms,
+                            lib.display()
+                        ),
+                    }
                 }
                 let mut preload = OsString::from(lib.as_os_str());
                 if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
@@ -161,9 +202,14 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
                     preload.push(old);
                 }
                 cmd.env("LD_PRELOAD", preload)
-                    .env("SYSCLUSTER_COALESCE", threshold.to_string())
                     .env("SYSCLUSTER_FLUSH_MS", opts.flush_interval_ms.to_string())
                     .env("SYSCLUSTER_REPORT", reporter.name());
+                if let Some(threshold) = opts.coalesce_writes {
+                    cmd.env("SYSCLUSTER_COALESCE", threshold.to_string());
+                }
+                if let Some(spec) = plan_spec {
+                    cmd.env("SYSCLUSTER_PLAN", spec);
+                }
                 if opts.verbose {
                     cmd.env("SYSCLUSTER_VERBOSE", "1");
                 }

@@ -60,21 +60,13 @@ pub fn check_program(path: &Path) -> Interposable {
                 path.display()
             ));
         }
-        let mut head = vec![0u8; 4096];
-        let n = File::open(&path)
-            .and_then(|mut f| f.read(&mut head))
-            .unwrap_or(0);
-        head.truncate(n);
-        if head.starts_with(b"#!") {
-            let line = head[2..].split(|&b| b == b'\n').next().unwrap_or(&[]);
-            let interp = line
-                .split(|&b| b == b' ' || b == b'\t')
-                .find(|w| !w.is_empty());
-            match interp {
-                Some(i) => path = PathBuf::from(OsStr::from_bytes(i)),
-                None => return Interposable::Yes,
+        match script_interpreter(&path) {
+            Some(Some(i)) => {
+                path = i;
+                continue;
             }
-            continue;
+            Some(None) => return Interposable::Yes,
+            None => {}
         }
         return match elf_has_interp(&path) {
             Some(false) => Interposable::No(format!(
@@ -85,6 +77,23 @@ pub fn check_program(path: &Path) -> Interposable {
         };
     }
     Interposable::Yes
+}
+
+/// For a script (`#!`), `Some(its interpreter)`, `Some(None)` when the
+/// line names none; `None` for anything else.
+pub fn script_interpreter(path: &Path) -> Option<Option<PathBuf>> {
+    let mut head = vec![0u8; 4096];
+    let n = File::open(path).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    head.truncate(n);
+    if !head.starts_with(b"#!") {
+        return None;
+    }
+    let line = head[2..].split(|&b| b == b'\n').next().unwrap_or(&[]);
+    Some(
+        line.split(|&b| b == b' ' || b == b'\t')
+            .find(|w| !w.is_empty())
+            .map(|i| PathBuf::from(OsStr::from_bytes(i))),
+    )
 }
 
 fn has_capabilities(path: &Path) -> bool {

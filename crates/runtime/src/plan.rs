@@ -1,0 +1,237 @@
+//! `run --plan`: checks a plan (docs/PLAN_FORMAT.md) against the program
+//! about to run, decides which of its clusters the runtime can apply to an
+//! unmodified binary without changing what it does, and hands the library
+//! their code locations as `$SYSCLUSTER_PLAN` (the format below).  The
+//! library resolves each location to a return address in every process
+//! and applies the cluster's mechanism to the calls made from there only.
+//!
+//! The library's format, one record per line, fields separated by tabs:
+//!
+//! ```text
+//! syscluster-plan/1
+//! buffer  BYTES                                  coalescing buffer per file
+//! module  INDEX  BUILD-ID|-  PATH
+//! site    KIND  MODULE  OFFSET  NR  PARAM  CLUSTER  LABEL
+//! ```
+//!
+//! KIND is `write` (PARAM: writes shorter than this are deferred), `clock`,
+//! `pid`, `tid`, `seek` or `read`; OFFSET the file offset of the return
+//! address (hex), NR the system call made there.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use syscluster_advise::plan::{Cluster, Plan, PlanLocation};
+
+/// The first line of `$SYSCLUSTER_PLAN`.
+pub const SPEC_HEADER: &str = "syscluster-plan/1";
+
+/// A plan made ready for the library.
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
+    /// The value of `$SYSCLUSTER_PLAN`; empty when nothing can be applied.
+    pub spec: String,
+    /// What is applied where, one line per cluster (for `-v`).
+    pub applied: Vec<String>,
+    /// Clusters, or calls of clusters, not applied, with the reason.
+    pub refused: Vec<String>,
+}
+
+/// How the runtime treats one call of a cluster.
+enum Treatment {
+    /// Applied at its locations: the site kind for the library.
+    Site(&'static str),
+    /// Part of the cluster but left as it is (the wait of select-clock).
+    Stays(&'static str),
+    /// Not applied, and why.
+    Refused(String),
+}
+
+/// What the runtime does with a call `syscall` of a cluster applied by
+/// `mechanism` (docs/RUNTIME.md, "Plans").
+fn treatment(mechanism: &str, syscall: &str) -> Treatment {
+    use Treatment::*;
+    match (mechanism, syscall) {
+        ("writev-coalescing", "write" | "writev") => Site("write"),
+        ("vdso-clock", "gettimeofday" | "clock_gettime" | "time") => Site("clock"),
+        ("vdso-clock", _) => Stays("stays a system call"),
+        ("cache-id", "getpid") => Site("pid"),
+        ("cache-id", "gettid") => Site("tid"),
+        ("cache-id", _) => Refused(format!(
+            "{syscall}'s answer can change without a call of this process (a user namespace's uid/gid map \
+             written by another process), so a cached one could be stale"
+        )),
+        ("pread", "lseek") => Site("seek"),
+        ("pread", "read") => Site("read"),
+        _ => Refused("this call is not part of what the runtime applies for the cluster".into()),
+    }
+}
+
+/// Why the runtime cannot apply a cluster at all, `None` when it can.
+fn refusal(c: &Cluster) -> Option<String> {
+    let why = match c.mechanism.as_str() {
+        "writev-coalescing" | "vdso-clock" | "cache-id" | "pread" => return None,
+        "copy_file_range" | "sendfile" | "splice" => {
+            "as far as a binary can tell the program may look at the buffer between the read and the write, \
+             so the copy must stay in user space: it needs a source change (`syscluster advise` shows the sketch)"
+        }
+        "larger-buffer" => {
+            "the block size is the size of the program's own buffer: it needs a source change \
+             (`syscluster advise` shows the sketch)"
+        }
+        "multi-call" => {
+            "the calls are separate calls with the program's own code between them: an unmodified binary \
+             cannot hand them to one multi-call (a source change or the compiler plugin, and the kernel \
+             module for one crossing)"
+        }
+        "looped-multi-call" => {
+            "a looped multi-call needs the kernel module (multicall.ko) and the loop rewritten around it: \
+             a source change or the compiler plugin"
+        }
+        "sendmmsg" | "read + sendmmsg (batch_send)" => {
+            "each sendto's result (EAGAIN, ENOBUFS, EPERM from a firewall, ECONNREFUSED, EMSGSIZE) is known \
+             only when the datagram is sent: deferring sends would acknowledge datagrams that may fail, so \
+             batching needs a source change"
+        }
+        "recvmmsg" => {
+            "taking datagrams early would empty the socket behind the program's back (poll, select, FIONREAD \
+             and other readers would see it empty): it needs a source change"
+        }
+        "keep-open" => {
+            "another process can replace or change the file between two opens: reusing the first \
+             descriptor could read the old file"
+        }
+        "cache-metadata" | "cache-stat" => {
+            "another process can change a file's metadata at any time: a cached answer could be stale"
+        }
+        "track-offset" => {
+            "the offset belongs to the open file description, which other processes sharing it can move: \
+             a cached answer could be stale"
+        }
+        "pwrite" => "the runtime does not apply pwrite (only pread): it needs a source change",
+        _ => "this runtime does not know the mechanism",
+    };
+    Some(why.to_string())
+}
+
+/// The `file:line`s of a cluster's locations, for messages.
+fn places<'a>(ls: impl Iterator<Item = &'a PlanLocation>) -> String {
+    let mut v: Vec<String> = ls.map(PlanLocation::short).collect();
+    v.dedup();
+    v.join(", ")
+}
+
+/// Is the instruction that ends at `offset` in `module` a `syscall`
+/// (0f 05)?  Then no wrapper ever sees the call.
+fn raw_syscall_at(module: &str, offset: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 2];
+    offset >= 2
+        && std::fs::File::open(module)
+            .and_then(|f| f.read_exact_at(&mut b, offset - 2))
+            .is_ok()
+        && b == [0x0f, 0x05]
+}
+
+/// Loads `plan_file`, refuses it if it is invalid, made for another
+/// program than any of `programs` (the executable and, for a script, its
+/// interpreter), or stale; otherwise decides what can be applied.
+/// `threshold`: planned write sites defer writes shorter than this.
+pub fn prepare(plan_file: &Path, programs: &[&Path], threshold: usize) -> Result<Prepared, String> {
+    let name = plan_file.display().to_string();
+    let plan = Plan::load(plan_file)?;
+    if !programs.iter().any(|p| plan.module_of(p).is_some()) {
+        let made_for = plan
+            .profile
+            .command
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "an unnamed program".into());
+        return Err(format!(
+            "plan {name} was made for {made_for}, not for {}: none of its modules is this program \
+             (record this program and run `syscluster advise --plan-out`)",
+            programs[0].display()
+        ));
+    }
+    plan.check_modules(&name)?;
+    Ok(decide(&plan, threshold))
+}
+
+fn decide(plan: &Plan, threshold: usize) -> Prepared {
+    let mut out = Prepared::default();
+    let mut sites = String::new();
+    let mut buffer: usize = 64 * 1024;
+    for c in &plan.clusters {
+        let head = format!("plan cluster #{} {}", c.id, c.rule);
+        if let Some(why) = refusal(c) {
+            out.refused.push(format!("{head} ({}) is not applied: {why}", places(c.locations.iter())));
+            continue;
+        }
+        let (mut done, mut stays) = (Vec::new(), Vec::new());
+        for l in &c.locations {
+            let not = |why: &str| format!("{head}: {} at {} is not applied: {why}", l.syscall, l.short());
+            let kind = match treatment(&c.mechanism, &l.syscall) {
+                Treatment::Site(k) => k,
+                Treatment::Stays(why) => {
+                    stays.push(format!("{} at {} {why}", l.syscall, l.short()));
+                    continue;
+                }
+                Treatment::Refused(why) => {
+                    out.refused.push(not(&why));
+                    continue;
+                }
+            };
+            // The number comes with the cluster's call of that name.
+            let Some(nr) = c.calls.iter().find(|x| x.syscall == l.syscall).map(|x| x.nr) else {
+                out.refused.push(not("the plan has no call of that name"));
+                continue;
+            };
+            if raw_syscall_at(&l.module, l.offset) {
+                out.refused.push(not("it is a raw syscall instruction, which no library can interpose"));
+                continue;
+            }
+            let module = plan.modules.iter().position(|m| m.path == l.module);
+            let Some(m) = module.filter(|_| !l.module.contains(['\t', '\n'])) else {
+                out.refused.push(not("its module's path cannot be passed to the library"));
+                continue;
+            };
+            let param = if kind == "write" { threshold } else { 0 };
+            let label = l.short().replace(['\t', '\n'], " ");
+            let _ = writeln!(sites, "site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}", l.offset, c.id);
+            done.push(format!("{} at {}", l.syscall, l.short()));
+        }
+        if c.mechanism == "writev-coalescing" {
+            let b = c.parameters.get("buffer").and_then(|b| b.replace(',', "").parse::<usize>().ok());
+            buffer = buffer.max(b.unwrap_or(0).min(1 << 20));
+        }
+        if !done.is_empty() {
+            let mut line = format!("{head}: {} {}", what(&c.mechanism, threshold), done.join(", "));
+            if !stays.is_empty() {
+                let _ = write!(line, " ({})", stays.join(", "));
+            }
+            out.applied.push(line);
+        }
+    }
+    if !sites.is_empty() {
+        let mut spec = format!("{SPEC_HEADER}\nbuffer\t{buffer}\n");
+        for (i, m) in plan.modules.iter().enumerate() {
+            if !m.path.contains(['\t', '\n']) {
+                let id = m.build_id.as_deref().unwrap_or("-");
+                let _ = writeln!(spec, "module\t{i}\t{id}\t{}", m.path);
+            }
+        }
+        spec.push_str(&sites);
+        out.spec = spec;
+    }
+    out
+}
+
+/// What the runtime does at a cluster's sites, for `-v`.
+fn what(mechanism: &str, threshold: usize) -> String {
+    match mechanism {
+        "writev-coalescing" => format!("writes shorter than {threshold} bytes to regular files coalesced at"),
+        "vdso-clock" => "the clock read from the vDSO at".into(),
+        "cache-id" => "the id answered from a per-process cache at".into(),
+        "pread" => "lseek + read made one pread (the offset kept until anything can observe it) at".into(),
+        _ => "applied at".into(),
+    }
+}
