@@ -117,7 +117,7 @@ static void set_err(int fd, int err)
     if (!e || e->err)
         return;
     e->err = err;
-    atomic_fetch_add(&G.errs, 1);
+    atomic_fetch_add(&G.attn, 1);
 }
 
 /* Takes the error a deferred write on fd left, if any (0 if none). */
@@ -128,7 +128,7 @@ int sc_take_err(int fd)
         return 0;
     int err = e->err;
     e->err = 0;
-    atomic_fetch_sub(&G.errs, 1);
+    atomic_fetch_sub(&G.attn, 1);
     return err;
 }
 
@@ -1027,7 +1027,7 @@ void sc_process_end(void)
     if (m == SC_ACTIVE)
         sc_quiesce(SC_WT);
     sc_guardian_stop();
-    if (atomic_load(&G.errs)) {
+    if (sc_attn() & SC_ERRS) {
         size_t top = atomic_load(&G.fd_hi);
         for (size_t fd = 0; fd < top; fd++)
             if (G.fdtab[fd].err)

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,8 @@ static size_t plan_buffer;
 static _Atomic(struct plan_table *) table;
 static _Atomic int resolve_lock;
 static _Atomic int closing; /* a dlclose is under way: apply nothing */
+static int plan_off;          /* dropped for good in this process */
+static int clock_off;         /* clock sites dropped: the TSC faults here */
 
 /* The vDSO's clocks. */
 static int (*vdso_gettimeofday)(struct timeval *, void *);
@@ -252,6 +255,15 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* Publishes the kinds of sites the wrappers must look up. */
+static void set_kinds(int kinds)
+{
+    uint64_t old = sc_attn(), want;
+    do
+        want = (old & SC_ERRS) | SC_PLAN(kinds);
+    while (!atomic_compare_exchange_weak(&G.attn, &old, want));
+}
+
 /* Builds the table of return addresses of the loaded objects and publishes
  * it.  Old tables are never freed: a wrapper may still be reading one. */
 void sc_plan_resolve(void)
@@ -287,11 +299,11 @@ void sc_plan_resolve(void)
     int kinds = 0;
     for (int i = 0; i < t->n; i++)
         kinds |= sites[t->e[i].site].kind;
-    if (!vdso_gettimeofday)
+    if (!vdso_gettimeofday || clock_off)
         kinds &= ~SC_PK_CLOCK;
     atomic_store(&table, t);
-    if (sc_mode() == SC_ACTIVE || sc_mode() == SC_WT)
-        atomic_store(&G.plan_kinds, kinds);
+    if ((sc_mode() == SC_ACTIVE || sc_mode() == SC_WT) && !plan_off)
+        set_kinds(kinds);
     sc_spin_unlock(&resolve_lock);
     sc_leave();
     sc_sys2(SYS_munmap, (long)c, sizeof *c);
@@ -497,7 +509,7 @@ static int clock_call(int site, long n, long a, long b, uintptr_t csp, long *ret
  * here (1, result in *ret, errno set on failure) or not (0). */
 int sc_plan_syscall(const void *ra, uintptr_t csp, long n, long a, long b, long *ret)
 {
-    int kinds = atomic_load_explicit(&G.plan_kinds, memory_order_relaxed);
+    int kinds = (int)(sc_attn() >> 32);
     if ((kinds & SC_PK_CLOCK) && (n == SYS_gettimeofday || n == SYS_clock_gettime || n == SYS_time)) {
         int s = find((uintptr_t)ra, SC_PK_CLOCK, n);
         if (s < 0 || !clock_call(s, n, a, b, csp, ret))
@@ -520,6 +532,8 @@ int sc_plan_syscall(const void *ra, uintptr_t csp, long n, long a, long b, long 
 
 /* ---- start and the -v report -------------------------------------------- */
 
+static int tsc_mode;
+
 /* After sc_plan_parse, once the process is set up: find the vDSO, resolve
  * the sites of what is loaded, and learn the main thread's stack. */
 void sc_plan_start(void)
@@ -527,9 +541,12 @@ void sc_plan_start(void)
     if (!n_sites)
         return;
     find_vdso();
+    /* The vDSO reads the TSC: where reading it faults (PR_SET_TSC, set by
+     * record/replay tools), only the system call answers. */
+    if (sc_sys2(SYS_prctl, PR_GET_TSC, (long)&tsc_mode) == 0 && tsc_mode == PR_TSC_SIGSEGV)
+        clock_off = 1;
     sc_plan_resolve();
-    int kinds = atomic_load(&G.plan_kinds);
-    if (kinds & SC_PK_CLOCK)
+    if ((sc_attn() >> 32) & SC_PK_CLOCK)
         stack_known();
     for (int i = 0; i < n_sites; i++)
         if (sites[i].kind == SC_PK_CLOCK && sites[i].resolved && !vdso_gettimeofday) {
@@ -542,7 +559,21 @@ void sc_plan_start(void)
 void sc_plan_forked(void) { sc_tls.tid = 0; }
 
 /* The plan is dropped for good (the runtime gave up on this process). */
-void sc_plan_off(void) { atomic_store(&G.plan_kinds, 0); }
+void sc_plan_off(void)
+{
+    plan_off = 1;
+    set_kinds(0);
+}
+
+/* prctl(PR_SET_TSC, PR_TSC_SIGSEGV): reading the TSC will fault, and the
+ * vDSO reads it.  Clock sites are dropped before the change. */
+void sc_plan_tsc(unsigned long mode)
+{
+    if (mode != PR_TSC_SIGSEGV || clock_off)
+        return;
+    clock_off = 1;
+    set_kinds((int)(sc_attn() >> 32) & ~SC_PK_CLOCK);
+}
 
 void sc_plan_report(void)
 {

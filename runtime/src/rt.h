@@ -77,14 +77,16 @@ struct sc_fdent {
 
 struct sc_global {
     _Atomic int mode;
-    _Atomic int plan_kinds; /* SC_PK_* with sites in the table (plan.c); 0 without a plan */
     int verbose;
     int pid;
     size_t threshold; /* writes shorter than this are deferred */
     size_t cap;       /* buffer per slot */
     int flush_ms;     /* time bound */
-    _Atomic uint64_t pending; /* bit i: slot i holds bytes */
-    _Atomic int errs;         /* fd entries holding an unreported error */
+    _Atomic uint64_t pending; /* bit i: slot i holds bytes (or a pending offset) */
+    /* Low 32 bits: fd entries holding an unreported error; above: the
+     * SC_PK_* kinds the plan has sites of (plan.c).  One word, so that a
+     * wrapper learns both with one load. */
+    _Atomic uint64_t attn;
     _Atomic int bind_lock;
     unsigned evict_next;
     struct sc_slot slots[SC_NSLOTS];
@@ -145,12 +147,19 @@ static inline void sc_leave(void)
 
 static inline int sc_mode(void) { return atomic_load_explicit(&G.mode, memory_order_relaxed); }
 
-/* Does any runtime state need looking at for a call on an fd? */
-static inline int sc_busy(void)
+#define SC_ERRS 0xffffffffULL       /* the error count in G.attn */
+#define SC_PLAN(kinds) ((uint64_t)(kinds) << 32) /* plan kinds in G.attn */
+
+static inline uint64_t sc_attn(void) { return atomic_load_explicit(&G.attn, memory_order_relaxed); }
+
+/* Does any runtime state need looking at for a call on an fd?  (attn: a
+ * value of sc_attn() the caller has already loaded.) */
+static inline int sc_busy_with(uint64_t attn)
 {
-    return atomic_load_explicit(&G.pending, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&G.errs, memory_order_relaxed) != 0;
+    return (attn & SC_ERRS) != 0 || atomic_load_explicit(&G.pending, memory_order_relaxed) != 0;
 }
+
+static inline int sc_busy(void) { return sc_busy_with(sc_attn()); }
 
 static inline struct sc_fdent *sc_fdent(int fd)
 {
@@ -198,6 +207,7 @@ void sc_plan_close_begin(void) SC_HIDDEN;
 void sc_plan_close_end(void) SC_HIDDEN;
 void sc_plan_forked(void) SC_HIDDEN;
 void sc_plan_off(void) SC_HIDDEN;
+void sc_plan_tsc(unsigned long mode) SC_HIDDEN;
 void sc_plan_report(void) SC_HIDDEN;
 size_t sc_plan_buffer(void) SC_HIDDEN;
 size_t sc_plan_max_threshold(void) SC_HIDDEN;
@@ -207,12 +217,9 @@ int sc_plan_syscall(const void *ra, uintptr_t csp, long n, long a, long b, long 
 int sc_plan_site(const void *ra, int kind, long nr) SC_HIDDEN;
 void sc_plan_answered(int site) SC_HIDDEN;
 
-/* Is any plan site of these kinds in the table?  One load: without a plan
- * every wrapper stays a load and a jump. */
-static inline int sc_planned(int kinds)
-{
-    return sc_unlikely(atomic_load_explicit(&G.plan_kinds, memory_order_relaxed) & kinds);
-}
+/* Is any plan site of these kinds in the table?  One load (the word that
+ * also counts errors): without a plan every wrapper costs what it did. */
+static inline int sc_planned(int kinds) { return sc_unlikely((sc_attn() & SC_PLAN(kinds)) != 0); }
 
 /* guardian.c */
 int sc_guardian_start(void) SC_HIDDEN;

@@ -218,13 +218,21 @@ static int planned_read(const void *ra, int fd, void *b, size_t n, ssize_t *r)
     return 1;
 }
 
+/* The plan's kinds and the error count in one load, as OBSERVE alone. */
+#define PLANNED_OR_OBSERVE(fd, kind, planned)                                                           \
+    do {                                                                                                \
+        uint64_t a_ = sc_attn();                                                                        \
+        if (sc_unlikely(a_ & SC_PLAN(kind)) && (planned))                                               \
+            return r_;                                                                                  \
+        if (sc_unlikely(sc_busy_with(a_)) && live())                                                    \
+            sc_observe((fd), 0);                                                                        \
+    } while (0)
+
 #define READ(name, params, args, fits)                                                                  \
     SC_EXPORT ssize_t name params                                                                       \
     {                                                                                                   \
         ssize_t r_;                                                                                     \
-        if (sc_planned(SC_PK_READ) && (fits) && planned_read(__builtin_return_address(0), fd, b, n, &r_)) \
-            return r_;                                                                                  \
-        OBSERVE(fd);                                                                                    \
+        PLANNED_OR_OBSERVE(fd, SC_PK_READ, (fits) && planned_read(__builtin_return_address(0), fd, b, n, &r_)); \
         return SC_REAL(name) args;                                                                      \
     }
 READ(read, (int fd, void *b, size_t n), (fd, b, n), 1)
@@ -253,9 +261,8 @@ static int planned_seek(const void *ra, int fd, off64_t o, int w)
 #define SEEK(ret, name, offt)                                                                           \
     SC_EXPORT ret name(int fd, offt o, int w)                                                           \
     {                                                                                                   \
-        if (sc_planned(SC_PK_SEEK) && planned_seek(__builtin_return_address(0), fd, o, w))              \
-            return o;                                                                                   \
-        OBSERVE(fd);                                                                                    \
+        ret r_ = o;                                                                                     \
+        PLANNED_OR_OBSERVE(fd, SC_PK_SEEK, planned_seek(__builtin_return_address(0), fd, o, w));        \
         return SC_REAL(name)(fd, o, w);                                                                 \
     }
 SEEK(off_t, lseek, off_t)

@@ -370,6 +370,8 @@ SC_EXPORT int prctl(int op, ...)
     va_end(ap);
     if (op == PR_SET_SECCOMP && live())
         sc_give_up("the program installs a seccomp filter");
+    if (op == PR_SET_TSC && live())
+        sc_plan_tsc(a);
     return SC_REAL(prctl)(op, a, b, c, d);
 }
 
@@ -417,12 +419,16 @@ SC_EXPORT long syscall(long n, ...)
          e = va_arg(ap, long), f = va_arg(ap, long);
     va_end(ap);
     long r;
+    if (sc_mode() == SC_OFF)
+        return SC_REAL(syscall)(n, a, b, c, d, e, f);
     /* The caller's stack pointer is just above our return address. */
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
     if (!live() || harmless(n))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
+    if (n == SYS_prctl && a == PR_SET_TSC)
+        sc_plan_tsc((unsigned long)b);
     switch (n) {
     case SYS_fork:
     case SYS_vfork:

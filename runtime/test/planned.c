@@ -9,6 +9,7 @@
  *   planned enospc FILE     writes until one fails; prints the errno's name
  *   planned seek FILE       lseek+read: every way to observe the offset
  *   planned seekkill FILE   a child's pending offset outlives its SIGKILL
+ *   planned dlopen          a site in a library loaded (twice) with dlopen
  * Each check prints "ok ..." or "FAIL ..."; exit 0 when all pass.  The
  * checks hold for the plain program too: run.sh runs both, and reads the
  * runtime's -v report to see that the plan was applied. */
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -124,6 +126,8 @@ SITE static ssize_t site_read(int fd, void *b, size_t n)
 static long true_pid(void) { return syscall(SYS_getpid); }
 static long true_tid(void) { return syscall(SYS_gettid); }
 
+static int64_t us(const struct timeval *t) { return t->tv_sec * 1000000LL + t->tv_usec; }
+
 /* ---- spec: where the sites are ---------------------------------------------- */
 
 static void *probe_ra;
@@ -163,19 +167,24 @@ struct where {
     char id[129];
 };
 
+/* The object holding w->addr (the main program if it is 0): the file
+ * offset of the address and the object's build-id. */
 static int find_offset(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct where *w = arg;
-    if (info->dlpi_name[0])
-        return 0; /* the main program only */
+    int mine = !w->addr && !info->dlpi_name[0];
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && w->addr >= lo && w->addr < lo + ph->p_memsz) {
             w->offset = w->addr - lo + ph->p_offset;
-            w->found = 1;
+            w->found = mine = 1;
         }
+    }
+    for (int i = 0; i < info->dlpi_phnum && mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_NOTE) {
             const uint8_t *p = (const uint8_t *)lo, *end = p + ph->p_memsz;
             while (p + sizeof(ElfW(Nhdr)) <= end) {
@@ -191,7 +200,7 @@ static int find_offset(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static void site_line(const char *kind, long nr, long param, int cluster, const char *label)
+static void site_line_in(int module, const char *kind, long nr, long param, int cluster, const char *label)
 {
     struct where w = {(uintptr_t)probe_ra, 0, 0, ""};
     dl_iterate_phdr(find_offset, &w);
@@ -199,7 +208,28 @@ static void site_line(const char *kind, long nr, long param, int cluster, const 
         fprintf(stderr, "planned: cannot place %s\n", label);
         exit(2);
     }
-    printf("site\t%s\t0\t%lx\t%ld\t%ld\t%d\t%s\n", kind, (unsigned long)w.offset, nr, param, cluster, label);
+    printf("site\t%s\t%d\t%lx\t%ld\t%ld\t%d\t%s\n", kind, module, (unsigned long)w.offset, nr, param, cluster, label);
+}
+
+static void site_line(const char *kind, long nr, long param, int cluster, const char *label)
+{
+    site_line_in(0, kind, nr, param, cluster, label);
+}
+
+/* The plugin next to this program. */
+static void *open_plugin(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 20);
+    exe[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(exe, '/');
+    strcpy(slash ? slash + 1 : exe, "libplanplugin.so");
+    void *h = dlopen(exe, RTLD_NOW);
+    if (!h) {
+        fprintf(stderr, "planned: %s\n", dlerror());
+        exit(2);
+    }
+    return h;
 }
 
 static int spec(void)
@@ -236,12 +266,44 @@ static int spec(void)
     rd = probe_rd;
     site_read(0, NULL, 0);
     site_line("read", SYS_read, 0, 8, "read");
+    void *h = open_plugin();
+    long (*volatile *psys)(long, ...) = dlsym(h, "plugin_sys");
+    long (*pg)(void *) = (long (*)(void *))dlsym(h, "plugin_gtod");
+    *psys = probe_sys;
+    pg(&tv);
+    struct where p = {(uintptr_t)probe_ra, 0, 0, ""};
+    dl_iterate_phdr(find_offset, &p);
+    char real[4096];
+    Dl_info di;
+    if (!dladdr((void *)pg, &di) || !realpath(di.dli_fname, real))
+        return 2;
+    printf("module\t1\t%s\t%s\n", p.id[0] ? p.id : "-", real);
+    site_line_in(1, "clock", SYS_gettimeofday, 0, 9, "plugin-gtod");
     return 0;
+}
+
+/* A site in a library that is loaded, unloaded and loaded again. */
+static int plugin(void)
+{
+    int ok = 1;
+    for (int round = 0; round < 2; round++) {
+        void *h = open_plugin();
+        long (*pg)(void *) = (long (*)(void *))dlsym(h, "plugin_gtod");
+        for (int i = 0; i < 1000; i++) {
+            struct timeval a, t, b;
+            gettimeofday(&a, NULL);
+            ok &= pg(&t) == 0;
+            gettimeofday(&b, NULL);
+            ok &= us(&a) <= us(&t) && us(&t) <= us(&b);
+        }
+        dlclose(h);
+    }
+    CHECK(ok, "dlopen: 2 x 1000 gettimeofday in a library loaded twice");
+    return failed;
 }
 
 /* ---- clocks ------------------------------------------------------------------ */
 
-static int64_t us(const struct timeval *t) { return t->tv_sec * 1000000LL + t->tv_usec; }
 static int64_t ns(const struct timespec *t) { return t->tv_sec * 1000000000LL + t->tv_nsec; }
 
 static int clocks(void)
@@ -306,7 +368,19 @@ static int clocks(void)
         mprotect(page, 4096, PROT_READ | PROT_WRITE);
         CHECK(r == -1 && e == EFAULT, "clock: clock_gettime(read-only page on the stack): EFAULT");
     }
-    /* In a signal handler too (on the thread's stack). */
+    /* A process whose TSC reads fault (as under record/replay tools): the
+     * vDSO cannot answer there, the system call must. */
+    pid_t c = fork();
+    if (c == 0) {
+        struct timeval t;
+        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+            _exit(77);
+        _exit(site_gtod(&t, NULL) == 0 && t.tv_sec > 0 ? 0 : 1);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    CHECK(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77),
+          "clock: after prctl(PR_SET_TSC, PR_TSC_SIGSEGV) (status %d)", st);
     return failed;
 }
 
@@ -585,6 +659,8 @@ int main(int argc, char **argv)
         return seeks(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "seekkill"))
         return seekkill(argv[2]);
-    fprintf(stderr, "usage: planned spec|clock|pid|write FILE|enospc FILE|seek FILE|seekkill FILE\n");
+    if (argc >= 2 && !strcmp(argv[1], "dlopen"))
+        return plugin();
+    fprintf(stderr, "usage: planned spec|clock|pid|write FILE|enospc FILE|seek FILE|seekkill FILE|dlopen\n");
     return 2;
 }

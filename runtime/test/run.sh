@@ -125,7 +125,7 @@ answered() { # answered SITE REPORT: how many calls at SITE the runtime answered
   sed -n "s/.*plan cluster #[0-9]* at $1: [0-9]* calls, \([0-9]*\) .*/\1/p" "$2" | head -1
 }
 at_least() { [ "${1:-0}" -ge "$2" ] 2>/dev/null; }
-for mode in clock pid write seek; do
+for mode in clock pid write seek dlopen; do
   arg=; [ "$mode" = write ] || [ "$mode" = seek ] && arg="$W/p$mode"
   plain_out=$("$T/planned" $mode $arg 2>&1); s1=$?
   plan_out=$(pl "$T/planned" $mode $arg 2>"$W/plan.err"); s2=$?
@@ -136,6 +136,7 @@ for mode in clock pid write seek; do
                    at_least "$(answered libc-getpid "$W/plan.err")" 1000 && echo y) ;;
     write) applied=$(grep -q 'deferred=19996 ' "$W/plan.err" && echo y) ;; # the planned writes but the first 4, none of the others
     seek) applied=$(at_least "$(answered seek "$W/plan.err")" 1000 && at_least "$(answered read "$W/plan.err")" 1000 && echo y) ;;
+    dlopen) applied=$(at_least "$(answered plugin-gtod "$W/plan.err")" 2000 && echo y) ;;
   esac
   if [ "$s1" = 0 ] && [ "$s2" = 0 ] && [ "$applied" = y ]; then
     ok "plan $mode: $(echo "$plan_out" | grep -c '^ok') checks hold planned as plain, sites applied"
