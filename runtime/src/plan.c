@@ -69,7 +69,9 @@ static struct plan_site sites[MAX_SITES];
 static int n_sites;
 static size_t plan_buffer;
 static _Atomic(struct plan_table *) table;
-static _Atomic int resolve_lock;
+static _Atomic int publish_lock;
+static _Atomic uint64_t snapshots; /* tickets of resolutions, in loader order */
+static uint64_t published;         /* the ticket of the table published */
 static _Atomic int closing; /* a dlclose is under way: apply nothing */
 static int plan_off;          /* dropped for good in this process */
 static int clock_off;         /* clock sites dropped: the TSC faults here */
@@ -209,21 +211,29 @@ static int build_id(const struct dl_phdr_info *info, const uint8_t **id)
 struct resolve_ctx {
     struct plan_table *t;
     int cap;
-    char exe[4096];
+    uint64_t ticket; /* 0 until the first object is visited */
+    char exe[4096];  /* the main program's path, once asked for */
 };
 
-static int same_file(const char *loaded, const char *planned, const char *exe)
+/* A module without a build-id: is the loaded object the file it names? */
+static int same_file(const char *loaded, const char *planned, struct resolve_ctx *c)
 {
     char real[4096];
-    if (!loaded[0])
-        return strcmp(exe, planned) == 0; /* the main program */
-    return realpath(loaded, real) && strcmp(real, planned) == 0;
+    if (loaded[0])
+        return realpath(loaded, real) && strcmp(real, planned) == 0;
+    if (!c->exe[0]) { /* the main program */
+        long n = sc_sys4(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)c->exe, sizeof c->exe - 1);
+        c->exe[n > 0 ? n : 0] = 0;
+    }
+    return strcmp(c->exe, planned) == 0;
 }
 
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct resolve_ctx *c = arg;
+    if (!c->ticket) /* under the loader's lock: the order of snapshots */
+        c->ticket = atomic_fetch_add(&snapshots, 1) + 1;
     const uint8_t *id = NULL;
     int idlen = build_id(info, &id);
     for (int m = 0; m < n_modules; m++) {
@@ -232,7 +242,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         /* A build-id names the very code; a path is all a module without one has. */
         int match = pm->idlen ? idlen == pm->idlen && memcmp(id, pm->id, (size_t)idlen) == 0
-                              : same_file(info->dlpi_name, pm->path, c->exe);
+                              : same_file(info->dlpi_name, pm->path, c);
         if (!match)
             continue;
         for (int s = 0; s < n_sites && c->t->n < c->cap; s++) {
@@ -277,14 +287,14 @@ void sc_plan_resolve(void)
         return;
     struct resolve_ctx *c =
         (struct resolve_ctx *)sc_sys6(SYS_mmap, 0, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if ((long)c < 0 && (long)c > -4096)
+    if ((long)c < 0 && (long)c > -4096) {
+        sc_sys2(SYS_munmap, (long)t, (long)bytes);
         return;
+    }
     c->t = t;
     c->cap = n_sites * 4;
-    long n = sc_sys4(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)c->exe, sizeof c->exe - 1);
-    c->exe[n > 0 ? n : 0] = 0;
-    sc_enter();
-    sc_spin_lock(&resolve_lock);
+    /* No lock of ours is held across dl_iterate_phdr, which takes the
+     * loader's (a constructor running under it may dlopen, and land here). */
     dl_iterate_phdr(visit, c);
     /* Sorted by address (insertion sort: a few hundred at most). */
     for (int i = 1; i < t->n; i++) {
@@ -301,11 +311,24 @@ void sc_plan_resolve(void)
         kinds |= sites[t->e[i].site].kind;
     if (!vdso_gettimeofday || clock_off)
         kinds &= ~SC_PK_CLOCK;
-    atomic_store(&table, t);
-    if ((sc_mode() == SC_ACTIVE || sc_mode() == SC_WT) && !plan_off)
-        set_kinds(kinds);
-    sc_spin_unlock(&resolve_lock);
+    sc_enter();
+    sc_spin_lock(&publish_lock);
+    /* Snapshots are numbered in the order the loader let them be taken;
+     * an older one never replaces a newer. */
+    struct plan_table *old = atomic_load(&table);
+    int keep = c->ticket > published;
+    int same = old && old->n == t->n && memcmp(old->e, t->e, sizeof t->e[0] * (size_t)t->n) == 0;
+    if (keep && !same)
+        atomic_store(&table, t);
+    if (keep) {
+        published = c->ticket;
+        if ((sc_mode() == SC_ACTIVE || sc_mode() == SC_WT) && !plan_off)
+            set_kinds(kinds);
+    }
+    sc_spin_unlock(&publish_lock);
     sc_leave();
+    if (!keep || same) /* never published: no wrapper can be reading it */
+        sc_sys2(SYS_munmap, (long)t, (long)bytes);
     sc_sys2(SYS_munmap, (long)c, sizeof *c);
 }
 

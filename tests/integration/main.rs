@@ -5,6 +5,7 @@ mod advise;
 mod backends;
 mod bad_input;
 mod html;
+mod plan;
 mod savings;
 mod report;
 mod strace_import;

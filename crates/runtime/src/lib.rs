@@ -126,6 +126,13 @@ impl RunError {
     }
 }
 
+/// One line on stderr, in one write (lines of processes sharing stderr
+/// stay whole).
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("syscluster run: {line}\n").as_bytes());
+}
+
 /// The code a shell reports for a status: the exit code, or 128 + signal.
 pub fn shell_code(status: ExitStatus) -> i32 {
     status
@@ -167,13 +174,9 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
     // Only what this run asks for reaches the program.
     cmd.args(&argv[1..]).env_remove("SYSCLUSTER_PLAN").env_remove("SYSCLUSTER_COALESCE");
     if let Some(p) = &plan {
-        for line in &p.refused {
-            eprintln!("syscluster run: {line}");
-        }
+        p.refused.iter().for_each(|l| say(l));
         if opts.verbose {
-            for line in &p.applied {
-                eprintln!("syscluster run: {line}");
-            }
+            p.applied.iter().for_each(|l| say(l));
         }
     }
     let plan_spec = plan.as_ref().map(|p| p.spec.as_str()).filter(|s| !s.is_empty());

@@ -197,7 +197,7 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
             let param = if kind == "write" { threshold } else { 0 };
             let label = l.short().replace(['\t', '\n'], " ");
             let _ = writeln!(sites, "site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}", l.offset, c.id);
-            done.push(format!("{} at {}", l.syscall, l.short()));
+            done.push(format!("{} ({})", l.short(), l.syscall));
         }
         if c.mechanism == "writev-coalescing" {
             let b = c.parameters.get("buffer").and_then(|b| b.replace(',', "").parse::<usize>().ok());
@@ -206,7 +206,7 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
         if !done.is_empty() {
             let mut line = format!("{head}: {} {}", what(&c.mechanism, threshold), done.join(", "));
             if !stays.is_empty() {
-                let _ = write!(line, " ({})", stays.join(", "));
+                let _ = write!(line, "; {}", stays.join(", "));
             }
             out.applied.push(line);
         }
