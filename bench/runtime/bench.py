@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Benchmark of the runtime (issue 4): each workload plain and under
-`syscluster run --coalesce-writes`, interleaved (alternating which goes first), median of N rounds; wall
-and system time as ratios measured in the same run.  Writes
+`syscluster run --coalesce-writes`, or `syscluster run --plan` with the
+plan `advise --plan-out` makes from a recording of a short run of the same
+program, interleaved (alternating which goes first), median of N rounds;
+wall and system time as ratios measured in the same run.  Writes
 bench/results/runtime.json and the "## Runtime (issue 4)" section of
 docs/BENCHMARKS.md.
 
-    bench/runtime/bench.py [--rounds N] [--quick]
+    bench/runtime/bench.py [--rounds N] [--quick] [--only TEXT]
+
+--only runs the workloads whose name contains TEXT and prints them, without
+writing the results or the document (a check, not a benchmark).
 
 The runner is `target/release/syscluster run` when the CLI has it, else
 this crate's stand-in `target/release/examples/sc-run`."""
@@ -45,6 +50,14 @@ def preload_only():
     return ["env", f"LD_PRELOAD={lib}", "SYSCLUSTER_COALESCE=4096"]
 
 
+def make_plan(cli, tmp, name, argv):
+    """Records argv and writes the plan of its advice: the plan a user makes."""
+    prof, plan = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + ".plan")
+    sh(cli, "record", "-q", "-o", prof, "--", *argv, stdout=subprocess.DEVNULL)
+    sh(cli, "advise", "-q", "--no-calibration", "-o", "/dev/null", "--plan-out", plan, prof)
+    return plan
+
+
 def measure(argv, out):
     """Wall and system time of argv and everything it waits for."""
     if out and os.path.exists(out):
@@ -65,6 +78,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     ap.add_argument("--rewrite-doc", action="store_true", help="only rewrite the section from bench/results/runtime.json")
+    ap.add_argument("--only", metavar="TEXT", help="only the workloads whose name contains TEXT; nothing is written")
     a = ap.parse_args()
     if a.rewrite_doc:
         with open(os.path.join(ROOT, "bench/results/runtime.json")) as f:
@@ -84,22 +98,42 @@ def main():
         for _ in range((512 if not a.quick else 64)):
             f.write(chunk)
     out = os.path.join(tmp, "out")
+    corpus = lambda p: os.path.join(ROOT, "tests/corpus/bin", p)
+    data = os.path.join(tmp, "data")
+    with open(data, "wb") as f:
+        f.write(os.urandom(64 * 1024))
+    cli = os.path.join(ROOT, "target/release/syscluster")
+    # Plans from short recorded runs; each program then runs longer.
+    planned = [
+        ("select + syscall(SYS_gettimeofday), 1,000,000 (selecttime), run --plan: the clock from the vDSO",
+         [corpus("selecttime"), "1000"], [corpus("selecttime"), str(1_000_000 // q)], None),
+        ("W1 under run --plan: only write8's planned write site coalesced",
+         [corpus("write8"), out, "2000"], [w8, out, str(2_000_000 // q)], out),
+        ("lseek + read of 512 B, 1,000,000 (seekread), run --plan: pread, the offset kept",
+         [corpus("seekread"), data, "1000"], [corpus("seekread"), data, str(1_000_000 // q)], None),
+        ("getpid as a system call, 2,000,000 (redundant), run --plan: the cached pid",
+         [corpus("redundant"), out, "1000", "getpid"], [corpus("redundant"), out, str(2_000_000 // q), "getpid"], out),
+    ]
     workloads = [
         ("W1: 2,000,000 8-byte writes (tests/corpus write8)", [w8, out, str(2_000_000 // q)], out),
         ("seed 001 §4.1: 10,000,000 8-byte writes", [w8, out, str(10_000_000 // q)], out),
         ("dd bs=8 (16 MB from /dev/zero)", ["dd", "if=/dev/zero", f"of={out}", "bs=8", f"count={2_000_000 // q}", "status=none"], out),
         ("dd bs=512 (100 MB from /dev/zero)", ["dd", "if=/dev/zero", f"of={out}", "bs=512", f"count={200_000 // q}", "status=none"], out),
+        *[(name, argv, o, [cli, "run", "--plan", make_plan(cli, tmp, f"p{i}", rec), "--"])
+          for i, (name, rec, argv, o) in enumerate(planned) if not a.only or a.only in name],
         (f"cp of a {os.path.getsize(big) >> 20} MiB file (no short writes)", ["cp", big, out], out),
         (f"the same cp, library only (LD_PRELOAD, no supervisor)", ["cp", big, out], out, preload_only()),
     ]
+    if a.only:
+        workloads = [w for w in workloads if a.only in w[0]]
     results = []
     for name, argv, o, *alt in workloads:
         rtw = alt[0] if alt else rt
         # Same bytes both ways, checked once per workload.
         measure(argv, o)
-        ref = open(o, "rb").read()
+        ref = open(o, "rb").read() if o else None
         measure(rtw + argv, o)
-        if open(o, "rb").read() != ref:
+        if o and open(o, "rb").read() != ref:
             sys.exit(f"bench: {name}: output differs under the runtime")
         del ref
         plain, under = [], []
@@ -116,7 +150,7 @@ def main():
         r = {
             "workload": name,
             "command": " ".join(argv).replace(tmp, "$TMP"),
-            "runner": "LD_PRELOAD only" if alt else rt_text,
+            "runner": ("LD_PRELOAD only" if alt[0][0] == "env" else "syscluster run --plan PLAN --") if alt else rt_text,
             "rounds": len(plain),
             "plain_wall_s": med(plain, 0), "run_wall_s": med(under, 0),
             "plain_sys_s": med(plain, 1), "run_sys_s": med(under, 1),
@@ -127,9 +161,13 @@ def main():
         results.append(r)
         print(f"{name}: wall {r['plain_wall_s']:.3f} -> {r['run_wall_s']:.3f} s ({r['wall_speedup']:.1f}x), "
               f"sys {r['plain_sys_s']:.3f} -> {r['run_sys_s']:.3f} s ({100 * r['sys_reduction']:.1f} % less)", flush=True)
-        os.unlink(o)
-    os.unlink(big)
+        if o:
+            os.unlink(o)
+    for f in os.listdir(tmp):
+        os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
+    if a.only:
+        return  # a check of some rows: the results and the document stay as they are
     doc = {
         "format_version": 1,
         "benchmark": "runtime",
@@ -165,7 +203,9 @@ def write_section(doc):
         lines.append(f"| {r['workload']} | {r['plain_wall_s']:.3f} s | {r['run_wall_s']:.3f} s | {r['wall_speedup']:.1f}× | "
                      f"{r['plain_sys_s']:.3f} s | {r['run_sys_s']:.3f} s | {100 * r['sys_reduction']:.1f} % |")
     w1 = doc["results"][0]
-    cp, lib = doc["results"][-2], doc["results"][-1]
+    cp = next(r for r in doc["results"] if r["workload"].startswith("cp of"))
+    lib = next(r for r in doc["results"] if "library only" in r["workload"])
+    plans = [r for r in doc["results"] if "run --plan" in r["workload"]]
     lines += [
         "",
         f"Targets: W1 ≥ 10× faster wall — measured {w1['wall_speedup']:.1f}×; ≥ 95 % less system time — measured "
@@ -177,6 +217,15 @@ def write_section(doc):
         "`dd bs=8` also reads 8 bytes per block, and those reads still cross: at best half its calls go away.",
         "",
     ]
+    if plans:
+        lines += [
+            "The `run --plan` rows run the unchanged program under the plan that `syscluster advise --plan-out` made "
+            "from a recording of a short run of it (1000–2000 iterations; `record` then `advise --no-calibration`): "
+            "only the calls made at the plan's code locations change (docs/RUNTIME.md, \"Plans\").  "
+            "selecttime keeps its `pselect6` and loses its `gettimeofday` system call; seekread's "
+            "`lseek` + `read` become one `pread`; redundant's `getpid` is answered from the runtime's cached pid.",
+            "",
+        ]
     doc_section.replace("## Runtime (issue 4)", "\n".join(lines))
 
 

@@ -235,3 +235,111 @@ fn what(mechanism: &str, threshold: usize) -> String {
         _ => "applied at".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan for `module` with one cluster per (rule, mechanism, calls
+    /// with their location offsets).
+    fn plan(module: &str, clusters: &[(&str, &str, &[(&str, u32, u64)], &str)]) -> Plan {
+        let cs: Vec<String> = clusters
+            .iter()
+            .enumerate()
+            .map(|(i, (rule, mech, calls, params))| {
+                let c: Vec<String> = calls
+                    .iter()
+                    .map(|(n, nr, _)| format!(r#"{{"syscall":"{n}","nr":{nr},"args":{{}},"results":{{}}}}"#))
+                    .collect();
+                let l: Vec<String> = calls
+                    .iter()
+                    .map(|(n, _, off)| {
+                        format!(
+                            r#"{{"syscall":"{n}","module":"{module}","offset":{off},"file":"/src/p.c","line":{},"count":100}}"#,
+                            off % 100
+                        )
+                    })
+                    .collect();
+                format!(
+                    r#"{{"id":{},"rule":"{rule}","mechanism":"{mech}","shape":"run","calls":[{}],"locations":[{}],
+                       "parameters":{{{params}}},"estimated_saving_ns":1.0,"share_of_run":0.1,"applicable_here":true,"evidence":[]}}"#,
+                    i + 1,
+                    c.join(","),
+                    l.join(",")
+                )
+            })
+            .collect();
+        let text = format!(
+            r#"{{"plan_version":1,"tool":"t","created_at":0,"profile":{{"command":["{module}"],"backend":"ptrace","node_key":"fd",
+               "total_calls":1,"duration_ns":1}},"modules":[{{"path":"{module}","build_id":"abcd","status":"ok"}}],"clusters":[{}]}}"#,
+            cs.join(",")
+        );
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("p.plan");
+        std::fs::write(&f, text).unwrap();
+        Plan::load(&f).expect("the test plan loads")
+    }
+
+    #[test]
+    fn applies_what_keeps_the_program_the_same_and_says_why_not_the_rest() {
+        let p = plan(
+            "/nonexistent/prog",
+            &[
+                ("coalesce-writes", "writev-coalescing", &[("write", 1, 4344)], r#""buffer":"131072""#),
+                ("select-clock", "vdso-clock", &[("pselect6", 270, 4483), ("gettimeofday", 96, 4403)], ""),
+                ("redundant-getpid", "cache-id", &[("getpid", 39, 4474), ("getuid", 102, 4501)], ""),
+                ("pread", "pread", &[("lseek", 8, 4462), ("read", 0, 4399)], ""),
+                ("copy-offload", "copy_file_range", &[("read", 0, 4333), ("write", 1, 4318)], ""),
+                ("sendmmsg", "read + sendmmsg (batch_send)", &[("read", 0, 4541), ("sendto", 44, 4521)], ""),
+                ("new-rule", "frobnicate", &[("read", 0, 4600)], ""),
+            ],
+        );
+        let out = decide(&p, 512);
+        let sites: Vec<&str> = out.spec.lines().filter(|l| l.starts_with("site\t")).collect();
+        assert_eq!(
+            sites,
+            [
+                "site\twrite\t0\t10f8\t1\t512\t1\tp.c:44",
+                "site\tclock\t0\t1133\t96\t0\t2\tp.c:3",
+                "site\tpid\t0\t117a\t39\t0\t3\tp.c:74",
+                "site\tseek\t0\t116e\t8\t0\t4\tp.c:62",
+                "site\tread\t0\t112f\t0\t0\t4\tp.c:99",
+            ]
+        );
+        assert!(out.spec.starts_with("syscluster-plan/1\nbuffer\t131072\nmodule\t0\tabcd\t/nonexistent/prog\n"), "{}", out.spec);
+        assert_eq!(out.applied.len(), 4, "{:?}", out.applied);
+        assert!(out.applied[1].contains("pselect6 at p.c:83 stays a system call"), "{}", out.applied[1]);
+        let refused = out.refused.join("\n");
+        for want in [
+            "plan cluster #3 redundant-getpid: getuid at p.c:1 is not applied: getuid's answer can change",
+            "plan cluster #5 copy-offload (p.c:33, p.c:18) is not applied: ",
+            "plan cluster #6 sendmmsg (p.c:41, p.c:21) is not applied: each sendto's result",
+            "plan cluster #7 new-rule (p.c:0) is not applied: this runtime does not know the mechanism",
+        ] {
+            assert!(refused.contains(want), "missing {want:?} in\n{refused}");
+        }
+        assert_eq!(out.refused.len(), 4);
+    }
+
+    #[test]
+    fn a_raw_syscall_instruction_is_not_a_site() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("prog");
+        let mut bytes = vec![0x90u8; 64];
+        bytes[30] = 0x0f;
+        bytes[31] = 0x05; // syscall, returning to offset 32
+        std::fs::write(&m, &bytes).unwrap();
+        let p = plan(m.to_str().unwrap(), &[("clock-vdso", "vdso-clock", &[("gettimeofday", 96, 32), ("gettimeofday", 96, 40)], "")]);
+        let out = decide(&p, 4096);
+        assert_eq!(out.refused.len(), 1, "{:?}", out.refused);
+        assert!(out.refused[0].contains("raw syscall instruction"));
+        assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), 1, "the other location stays");
+    }
+
+    #[test]
+    fn nothing_applicable_means_no_spec() {
+        let p = plan("/nonexistent/prog", &[("larger-block", "larger-buffer", &[("read", 0, 10)], "")]);
+        let out = decide(&p, 4096);
+        assert!(out.spec.is_empty() && out.applied.is_empty() && out.refused.len() == 1);
+    }
+}
