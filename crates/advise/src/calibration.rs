@@ -131,33 +131,12 @@ impl MulticallDecisions {
 impl Machine {
     /// This machine.
     pub fn here() -> Machine {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
-        let kernel = format!(
-            "{} {}",
-            read("/proc/sys/kernel/osrelease"),
-            read("/proc/sys/kernel/version")
-        )
-        .trim()
-        .to_string();
-        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu = info
-            .lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, m)| m.trim().to_string())
-            .unwrap_or_else(|| "unknown CPU".into());
-        let cpus = std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1);
+        use syscluster_model::machine;
         Machine {
             arch: std::env::consts::ARCH.to_string(),
-            kernel,
-            cpu,
-            cpus,
+            kernel: machine::kernel(),
+            cpu: machine::cpu_model(),
+            cpus: machine::cpu_count(),
         }
     }
 }

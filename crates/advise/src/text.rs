@@ -7,18 +7,7 @@ use std::fmt::Write as _;
 
 const WIDTH: usize = 80;
 
-/// Nanoseconds as "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
-pub fn duration(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
+pub use syscluster_model::fmt::duration;
 
 /// Wraps `text` to `width` columns, each line starting with `indent`.
 pub fn wrap(text: &str, indent: &str, width: usize) -> String {

@@ -10,9 +10,11 @@ that cost a program its time, and remove the crossings.";
 
 const AFTER: &str = "\
 A typical session:
-  syscluster record -- cp big.iso /tmp/copy     # profile → syscluster.json
-  syscluster report                             # tables: calls, edges, hot sequences, …
-  syscluster report --format dot | dot -Tsvg > graph.svg
+  syscluster record -- ./copy in out        # profile (all threads and children) → syscluster.json
+  syscluster report                         # calls, edges, hot sequences, loops, code locations, …
+  syscluster advise                         # ranked rewrites: where, what, what each saves here
+  syscluster run -- ./logger                # unmodified binary, short writes coalesced
+  syscluster stat -r 5 -- ./copy in out     # crossings by call and times, before and after
 
 Profiles of strace logs:  strace -f -ttt -T -o LOG CMD; syscluster import-strace LOG";
 

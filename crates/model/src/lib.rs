@@ -3,6 +3,8 @@
 
 pub mod errno;
 pub mod event;
+pub mod fmt;
+pub mod machine;
 pub mod profile;
 pub mod syscalls;
 

@@ -236,6 +236,19 @@ fn pipe_cloexec() -> Result<[libc::c_int; 2], LaunchError> {
     Ok(fds)
 }
 
+/// The file `execvp` runs for `cmd`: `cmd` itself if it names a path, else
+/// the first executable of that name on `PATH`.
+pub fn resolve_program(cmd: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exe = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if cmd.as_bytes().contains(&b'/') {
+        let p = std::path::PathBuf::from(cmd);
+        return is_exe(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(cmd)).find(|p| is_exe(p))
+}
+
 /// Passes signals meant for the recorder on to the recorded command, so that
 /// the command stops and the recorder still writes its profile: SIGTERM and
 /// SIGHUP always, SIGINT and SIGQUIT when another process sent them (a

@@ -2,7 +2,7 @@
 //! call count. `dot -Tsvg` renders it. Only the heaviest `top` edges (at
 //! least 50) and their nodes are drawn, so that big graphs stay legible.
 
-use crate::fmt::count;
+use syscluster_model::fmt::count;
 use crate::{ReportOptions, Reporter};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

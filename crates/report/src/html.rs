@@ -6,7 +6,7 @@
 //! The tables and recommendations are plain HTML; the graph is drawn by a
 //! small script (`html/graph.js`) from the JSON embedded in the page.
 
-use crate::fmt::{bytes, count, duration, percent};
+use syscluster_model::fmt::{bytes, count, duration, percent};
 use crate::{ReportOptions, Reporter};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -177,13 +177,13 @@ fn recommendations(out: &mut String, a: &Advice) {
             out,
             "<p class=\"saving\">saves {}{} ({:.2}% of the run): {} → {} calls, {} crossings fewer ({} crossings + {} kernel work)</p>",
             if s.bound == "upper_bound" { "up to " } else { "~" },
-            duration(s.ns.round() as u64),
+            duration(s.ns),
             s.share_of_run * 100.0,
             count(s.calls_before),
             count(s.calls_after),
             count(s.crossings_removed),
-            duration(s.crossing_ns.round() as u64),
-            duration(s.kernel_ns.round() as u64)
+            duration(s.crossing_ns),
+            duration(s.kernel_ns)
         );
         if r.locations.is_empty() {
             let _ = writeln!(
@@ -404,7 +404,7 @@ fn top_calls(out: &mut String, p: &Profile) {
     let total = p.meta.total_calls.max(1) as f64;
     for n in nodes.iter().take(25) {
         let k = if p.meta.collected.kernel_time {
-            duration(n.kernel_ns)
+            duration(n.kernel_ns as f64)
         } else {
             "–".into()
         };
@@ -459,7 +459,7 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
         if m.processes == 1 { "" } else { "es" },
         count(m.threads),
         if m.threads == 1 { "" } else { "s" },
-        duration(m.duration_ns),
+        duration(m.duration_ns as f64),
         esc(&m.backend),
         esc(&m.mode),
         m.node_key.as_str()

@@ -2,7 +2,6 @@
 //! returns bytes, so that tests compare or parse them directly.
 
 pub mod dot;
-pub mod fmt;
 pub mod folded;
 pub mod html;
 pub mod json;

@@ -1,7 +1,7 @@
 //! The text report: tables that fit 80 columns. A profile with losses says
 //! so in its first line.
 
-use crate::fmt::{bytes, count, duration, fit, fit_end, percent};
+use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent};
 use crate::{ReportOptions, Reporter};
 use std::fmt::Write as _;
 use syscluster_model::profile::Sequence;
@@ -110,7 +110,7 @@ impl Reporter for Text {
             if m.processes == 1 { "" } else { "es" },
             count(m.threads),
             if m.threads == 1 { "" } else { "s" },
-            duration(m.duration_ns),
+            duration(m.duration_ns as f64),
             m.backend,
             m.mode,
             m.node_key.as_str(),
@@ -126,12 +126,12 @@ impl Reporter for Text {
         nodes.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
         let mut t = Table::new(&[("calls", 10), ("share", 6), ("errors", 8), ("kernel", 9), ("system call", 0)]);
         for n in nodes.iter().take(opts.top) {
-            let kernel = if m.collected.kernel_time { duration(n.kernel_ns) } else { "-".into() };
+            let kernel = if m.collected.kernel_time { duration(n.kernel_ns as f64) } else { "-".into() };
             t.row(vec![count(n.count), percent(n.count as f64 / total as f64), count(n.errors), kernel, p.label(n.id)]);
         }
         t.render(&mut out);
         if m.collected.kernel_time {
-            let _ = writeln!(out, "  time in the kernel: {} in all", duration(kernel_total));
+            let _ = writeln!(out, "  time in the kernel: {} in all", duration(kernel_total as f64));
         }
 
         heading(&mut out, "Top edges (b immediately followed a in the same thread)");
@@ -239,10 +239,9 @@ fn size_range(min: u64, max: u64) -> String {
     if min == max {
         return bytes(min);
     }
-    let hi = bytes(max + 1);
-    let lo = bytes(min);
-    match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
-        (Some((l, lu)), Some((h, hu))) if lu == hu => format!("{}-{} {hu}", l.trim_end_matches(".0"), h.trim_end_matches(".0")),
+    let (lo, hi) = (bytes(min), bytes(max + 1));
+    match (lo.split_once(' '), hi.split_once(' ')) {
+        (Some((l, lu)), Some((h, hu))) if lu == hu => format!("{l}-{h} {hu}"),
         _ => format!("{lo}-{hi}"),
     }
 }

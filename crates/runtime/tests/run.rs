@@ -31,6 +31,7 @@ fn build() {
                     "build/test/ackwriter",
                     "build/test/tailer",
                     "build/test/semantics",
+                    "build/test/enospc",
                 ],
             ),
         ] {

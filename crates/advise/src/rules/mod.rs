@@ -201,34 +201,7 @@ pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Depend
     format!("r{index} = {}({})", n.syscall, args.join(", "))
 }
 
-/// Thousands separators.
-pub fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Bytes as "8 B", "4 KiB", "1.5 MiB".
-pub fn bytes(n: u64) -> String {
-    if n < 1024 {
-        format!("{n} B")
-    } else if n < 1 << 20 {
-        let k = n as f64 / 1024.0;
-        if n % 1024 == 0 {
-            format!("{k:.0} KiB")
-        } else {
-            format!("{k:.1} KiB")
-        }
-    } else {
-        format!("{:.1} MiB", n as f64 / 1048576.0)
-    }
-}
+pub use syscluster_model::fmt::{bytes, count};
 
 pub fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)

@@ -1,4 +1,5 @@
-//! Number and text formatting shared by the renderings.
+//! Number and text formatting shared by every printed output (reports,
+//! advice, the command line).
 
 /// 1234567 → "1,234,567".
 pub fn count(n: u64) -> String {
@@ -14,30 +15,31 @@ pub fn count(n: u64) -> String {
 }
 
 /// Nanoseconds as a short duration: "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
-pub fn duration(ns: u64) -> String {
-    let f = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", f / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", f / 1e6)
+pub fn duration(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
     } else {
-        format!("{:.2} s", f / 1e9)
+        format!("{:.2} s", ns / 1e9)
     }
 }
 
-/// Bytes as "512 B", "4.0 KiB", "64.0 MiB".
+/// Bytes as "512 B", "4 KiB", "48.8 KiB", "64 MiB": exact multiples of the
+/// unit without decimals.
 pub fn bytes(n: u64) -> String {
-    let f = n as f64;
-    if n < 1024 {
-        format!("{n} B")
-    } else if n < 1 << 20 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else if n < 1 << 30 {
-        format!("{:.1} MiB", f / 1048576.0)
+    let (unit, name) = match n {
+        0..1024 => return format!("{n} B"),
+        1024..1048576 => (1024u64, "KiB"),
+        1048576..1073741824 => (1 << 20, "MiB"),
+        _ => (1 << 30, "GiB"),
+    };
+    if n % unit == 0 {
+        format!("{} {name}", n / unit)
     } else {
-        format!("{:.1} GiB", f / 1073741824.0)
+        format!("{:.1} {name}", n as f64 / unit as f64)
     }
 }
 
@@ -75,9 +77,11 @@ mod tests {
         assert_eq!(count(0), "0");
         assert_eq!(count(1234567), "1,234,567");
         assert_eq!(count(100), "100");
-        assert_eq!(duration(850), "850 ns");
-        assert_eq!(duration(1_500_000), "1.50 ms");
-        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(duration(850.0), "850 ns");
+        assert_eq!(duration(1_500_000.0), "1.50 ms");
+        assert_eq!(bytes(4096), "4 KiB");
+        assert_eq!(bytes(50000), "48.8 KiB");
+        assert_eq!(bytes(64 << 20), "64 MiB");
         assert_eq!(fit_end("/a/very/long/path", 8), "…ng/path");
         assert_eq!(fit("abcdef", 4), "abc…");
     }
