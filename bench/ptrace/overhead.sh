@@ -12,7 +12,7 @@
 # on stderr; with WRITE_DOC=1 also writes the section "## The ptrace floor
 # (issue 2)" of docs/BENCHMARKS.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 REPS=${REPS:-5}
 make -s -C tests/corpus
 W8=tests/corpus/bin/write8
