@@ -295,6 +295,22 @@ void sc_forget_range(unsigned lo, unsigned hi)
         sc_forget((int)fd);
 }
 
+/* Writes out fd's slot, if it is bound to one (short writes or a pending
+ * offset), and frees the slot. */
+static void unbind_slot(int fd, struct sc_fdent *e)
+{
+    if (!e->gen)
+        return;
+    struct sc_slot *s = &G.slots[e->slot];
+    sc_slot_lock(s);
+    if (s->fd == fd && s->gen == e->gen) {
+        sc_flush_locked(s);
+        s->fd = -1;
+        s->gen++;
+    }
+    sc_slot_unlock(s);
+}
+
 /* fd is being closed (or replaced): write out its slot, release it and
  * hand back its pending error in *err. */
 void sc_release_fd(int fd, int *err)
@@ -302,16 +318,7 @@ void sc_release_fd(int fd, int *err)
     struct sc_fdent *e = sc_fdent(fd);
     if (!e)
         return;
-    if (e->gen) { /* bound to a slot (short writes or a pending offset) */
-        struct sc_slot *s = &G.slots[e->slot];
-        sc_slot_lock(s);
-        if (s->fd == fd && s->gen == e->gen) {
-            sc_flush_locked(s);
-            s->fd = -1;
-            s->gen++;
-        }
-        sc_slot_unlock(s);
-    }
+    unbind_slot(fd, e);
     int x = sc_take_err(fd);
     if (err)
         *err = x;
@@ -328,16 +335,7 @@ void sc_unbind(int fd)
     if (!e)
         return;
     sc_enter();
-    if (e->gen) { /* bound to a slot (short writes or a pending offset) */
-        struct sc_slot *s = &G.slots[e->slot];
-        sc_slot_lock(s);
-        if (s->fd == fd && s->gen == e->gen) {
-            sc_flush_locked(s);
-            s->fd = -1;
-            s->gen++;
-        }
-        sc_slot_unlock(s);
-    }
+    unbind_slot(fd, e);
     e->kind = SC_FD_UNKNOWN;
     e->gen = 0;
     e->small = 0;

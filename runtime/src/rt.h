@@ -177,6 +177,21 @@ void sc_slot_unlock(struct sc_slot *s) SC_HIDDEN;
 void sc_flush_locked(struct sc_slot *s) SC_HIDDEN;
 void sc_flush_all(void) SC_HIDDEN;
 void sc_flush_inode(uint64_t dev, uint64_t ino) SC_HIDDEN;
+
+/* The runtime acts in this process: it is on, and this is not a vfork
+ * child (which shares our memory but must not touch our state). */
+static inline int sc_live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); }
+
+/* Before a call through which another process could learn what the
+ * program did: everything pending is written out. */
+static inline void sc_publish(void)
+{
+    if (sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) {
+        sc_enter();
+        sc_flush_all();
+        sc_leave();
+    }
+}
 void sc_quiesce(int mode) SC_HIDDEN;
 int sc_observe(int fd, int take_err) SC_HIDDEN;
 int sc_take_err(int fd) SC_HIDDEN;

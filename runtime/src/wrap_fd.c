@@ -38,12 +38,10 @@ ssize_t __read_chk(int, void *, size_t, size_t);
 ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
 ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
 
-static inline int live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); }
-
 /* Before a call that observes or changes fd's file. */
 #define OBSERVE(fd)                                                                                     \
     do {                                                                                                \
-        if (sc_unlikely(sc_busy()) && live())                                                           \
+        if (sc_unlikely(sc_busy()) && sc_live())                                                        \
             sc_observe((fd), 0);                                                                        \
     } while (0)
 
@@ -51,29 +49,15 @@ static inline int live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); 
  * fails with it), then write out everything pending. */
 #define WRITELIKE(fd)                                                                                   \
     do {                                                                                                \
-        if (sc_unlikely(sc_busy()) && live()) {                                                         \
+        if (sc_unlikely(sc_busy()) && sc_live()) {                                                      \
             int e_ = sc_observe((fd), 1);                                                               \
             if (e_) {                                                                                   \
                 errno = e_;                                                                             \
                 return -1;                                                                              \
             }                                                                                           \
-            flush_everything();                                                                         \
+            sc_publish();                                                                               \
         }                                                                                               \
     } while (0)
-
-/* Before a call that lets another process see what we did. */
-#define PUBLISH()                                                                                       \
-    do {                                                                                                \
-        if (sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && live())             \
-            flush_everything();                                                                         \
-    } while (0)
-
-static void flush_everything(void)
-{
-    sc_enter();
-    sc_flush_all();
-    sc_leave();
-}
 
 /* ---- writes ------------------------------------------------------------ */
 
@@ -171,7 +155,7 @@ PWRITE(int, fallocate64, (int fd, int m, off64_t o, off64_t n), (fd, m, o, n), f
 #define PFALLOC(name, off)                                                                              \
     SC_EXPORT int name(int fd, off o, off n)                                                            \
     {                                                                                                   \
-        if (sc_unlikely(sc_busy()) && live()) {                                                         \
+        if (sc_unlikely(sc_busy()) && sc_live()) {                                                      \
             int e_ = sc_observe(fd, 1);                                                                 \
             if (e_)                                                                                     \
                 return e_;                                                                              \
@@ -183,13 +167,13 @@ PFALLOC(posix_fallocate64, off64_t)
 
 SC_EXPORT int syncfs(int fd)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(syncfs)(fd);
 }
 
 SC_EXPORT void sync(void)
 {
-    PUBLISH();
+    sc_publish();
     SC_REAL(sync)();
 }
 
@@ -224,7 +208,7 @@ static int planned_read(const void *ra, int fd, void *b, size_t n, ssize_t *r)
         uint64_t a_ = sc_attn();                                                                        \
         if (sc_unlikely(a_ & SC_PLAN(kind)) && (planned))                                               \
             return r_;                                                                                  \
-        if (sc_unlikely(sc_busy_with(a_)) && live())                                                    \
+        if (sc_unlikely(sc_busy_with(a_)) && sc_live())                                                 \
             sc_observe((fd), 0);                                                                        \
     } while (0)
 
@@ -292,91 +276,91 @@ OBS(int, fremovexattr, (int fd, const char *n), (fd, n), fd)
 
 SC_EXPORT int flock(int fd, int op)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(flock)(fd, op);
 }
 
 SC_EXPORT int lockf(int fd, int cmd, off_t n)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(lockf)(fd, cmd, n);
 }
 
 SC_EXPORT int lockf64(int fd, int cmd, off64_t n)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(lockf64)(fd, cmd, n);
 }
 
 SC_EXPORT ssize_t sendfile(int out, int in, off_t *o, size_t n)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sendfile)(out, in, o, n);
 }
 
 SC_EXPORT ssize_t sendfile64(int out, int in, off64_t *o, size_t n)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sendfile64)(out, in, o, n);
 }
 
 SC_EXPORT ssize_t copy_file_range(int in, off64_t *oi, int out, off64_t *oo, size_t n, unsigned int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(copy_file_range)(in, oi, out, oo, n, f);
 }
 
 SC_EXPORT ssize_t splice(int in, off64_t *oi, int out, off64_t *oo, size_t n, unsigned int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(splice)(in, oi, out, oo, n, f);
 }
 
 SC_EXPORT ssize_t tee(int in, int out, size_t n, unsigned int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(tee)(in, out, n, f);
 }
 
 SC_EXPORT ssize_t vmsplice(int fd, const struct iovec *v, size_t c, unsigned int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(vmsplice)(fd, v, c, f);
 }
 
 SC_EXPORT ssize_t send(int fd, const void *b, size_t n, int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(send)(fd, b, n, f);
 }
 
 SC_EXPORT ssize_t __send(int fd, const void *b, size_t n, int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(__send)(fd, b, n, f);
 }
 
 SC_EXPORT ssize_t sendto(int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sendto)(fd, b, n, f, a, l);
 }
 
 SC_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sendmsg)(fd, m, f);
 }
 
 SC_EXPORT int sendmmsg(int fd, struct mmsghdr *m, unsigned int n, int f)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sendmmsg)(fd, m, n, f);
 }
 
 SC_EXPORT int shutdown(int fd, int how)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(shutdown)(fd, how);
 }
 
@@ -392,7 +376,7 @@ static int do_fcntl(int (*real)(int, int, ...), int fd, int cmd, void *arg)
     if (sc_mode() == SC_OFF || sc_vfork_child())
         return real(fd, cmd, arg);
     if (is_lock_cmd(cmd))
-        PUBLISH();
+        sc_publish();
     else if (cmd == F_SETFL)
         sc_unbind(fd); /* O_APPEND, O_DIRECT, ...: classify again */
     else
@@ -425,7 +409,7 @@ SC_EXPORT int ioctl(int fd, unsigned long req, ...)
     va_start(ap, req);
     void *arg = va_arg(ap, void *);
     va_end(ap);
-    PUBLISH(); /* FICLONE and friends read another fd's file */
+    sc_publish(); /* FICLONE and friends read another fd's file */
     return SC_REAL(ioctl)(fd, req, arg);
 }
 
@@ -555,30 +539,30 @@ SC_EXPORT void closefrom(int lo)
 
 SC_EXPORT int kill(pid_t pid, int sig)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(kill)(pid, sig);
 }
 
 SC_EXPORT int killpg(pid_t pg, int sig)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(killpg)(pg, sig);
 }
 
 SC_EXPORT int tgkill(pid_t tg, pid_t tid, int sig)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(tgkill)(tg, tid, sig);
 }
 
 SC_EXPORT int sigqueue(pid_t pid, int sig, const union sigval v)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(sigqueue)(pid, sig, v);
 }
 
 SC_EXPORT int raise(int sig)
 {
-    PUBLISH();
+    sc_publish();
     return SC_REAL(raise)(sig);
 }

@@ -30,20 +30,9 @@ int __lxstat64(int, const char *, struct stat64 *);
 int __fxstatat(int, int, const char *, struct stat *, int);
 int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
-static inline int live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); }
-
-static void flush_everything(void)
-{
-    if (atomic_load_explicit(&G.pending, memory_order_relaxed) && live()) {
-        sc_enter();
-        sc_flush_all();
-        sc_leave();
-    }
-}
-
 static int opened(int fd)
 {
-    if (fd >= 0 && live()) {
+    if (fd >= 0 && sc_live()) {
         int err = errno;
         sc_after_open(fd);
         errno = err;
@@ -65,7 +54,7 @@ static int opened(int fd)
     {                                                                                                   \
         OPEN_MODE(flags);                                                                               \
         if (flags & O_TRUNC)                                                                            \
-            flush_everything();                                                                         \
+            sc_publish();                                                                               \
         return opened(SC_REAL(name)(path, flags, mode));                                                \
     }
 OPEN(open)
@@ -78,7 +67,7 @@ OPEN(__open64)
     {                                                                                                   \
         OPEN_MODE(flags);                                                                               \
         if (flags & O_TRUNC)                                                                            \
-            flush_everything();                                                                         \
+            sc_publish();                                                                               \
         return opened(SC_REAL(name)(dirfd, path, flags, mode));                                         \
     }
 OPENAT(openat)
@@ -87,40 +76,40 @@ OPENAT(openat64)
 SC_EXPORT int __open_2(const char *path, int flags)
 {
     if (flags & O_TRUNC)
-        flush_everything();
+        sc_publish();
     return opened(SC_REAL(__open_2)(path, flags));
 }
 
 SC_EXPORT int __open64_2(const char *path, int flags)
 {
     if (flags & O_TRUNC)
-        flush_everything();
+        sc_publish();
     return opened(SC_REAL(__open64_2)(path, flags));
 }
 
 SC_EXPORT int __openat_2(int d, const char *path, int flags)
 {
     if (flags & O_TRUNC)
-        flush_everything();
+        sc_publish();
     return opened(SC_REAL(__openat_2)(d, path, flags));
 }
 
 SC_EXPORT int __openat64_2(int d, const char *path, int flags)
 {
     if (flags & O_TRUNC)
-        flush_everything();
+        sc_publish();
     return opened(SC_REAL(__openat64_2)(d, path, flags));
 }
 
 SC_EXPORT int creat(const char *path, mode_t m)
 {
-    flush_everything();
+    sc_publish();
     return opened(SC_REAL(creat)(path, m));
 }
 
 SC_EXPORT int creat64(const char *path, mode_t m)
 {
-    flush_everything();
+    sc_publish();
     return opened(SC_REAL(creat64)(path, m));
 }
 
@@ -129,7 +118,7 @@ static int truncates(const char *mode) { return mode && strchr(mode, 'w'); }
 SC_EXPORT FILE *fopen(const char *path, const char *mode)
 {
     if (truncates(mode))
-        flush_everything();
+        sc_publish();
     FILE *f = SC_REAL(fopen)(path, mode);
     if (f)
         opened(fileno(f));
@@ -139,7 +128,7 @@ SC_EXPORT FILE *fopen(const char *path, const char *mode)
 SC_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
     if (truncates(mode))
-        flush_everything();
+        sc_publish();
     FILE *f = SC_REAL(fopen64)(path, mode);
     if (f)
         opened(fileno(f));
@@ -148,7 +137,7 @@ SC_EXPORT FILE *fopen64(const char *path, const char *mode)
 
 static void closing_stream(FILE *f)
 {
-    if (!f || !live())
+    if (!f || !sc_live())
         return;
     int fd = fileno(f);
     sc_enter();
@@ -182,7 +171,7 @@ SC_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
     SC_EXPORT ret name params                                                                           \
     {                                                                                                   \
         ret r = SC_REAL(name) args;                                                                     \
-        if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && live()) {  \
+        if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) { \
             int again;                                                                                  \
             sc_flush_path_result((stp)->st_dev, (stp)->st_ino, &again);                                 \
             if (again)                                                                                  \
@@ -207,7 +196,7 @@ STAT(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *st, int f),
 SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx *st)
 {
     int r = SC_REAL(statx)(d, p, f, mask, st);
-    if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && live()) {
+    if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) {
         int again;
         sc_flush_path_result(makedev(st->stx_dev_major, st->stx_dev_minor), st->stx_ino, &again);
         if (again)
@@ -221,7 +210,7 @@ SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx
 #define PUB(ret, name, params, args)                                                                    \
     SC_EXPORT ret name params                                                                           \
     {                                                                                                   \
-        flush_everything();                                                                             \
+        sc_publish();                                                                                   \
         return SC_REAL(name) args;                                                                      \
     }
 

@@ -22,17 +22,6 @@
 
 pid_t _Fork(void);
 
-static inline int live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); }
-
-static void flush_everything(void)
-{
-    if (atomic_load_explicit(&G.pending, memory_order_relaxed) && live()) {
-        sc_enter();
-        sc_flush_all();
-        sc_leave();
-    }
-}
-
 /* ---- exec ------------------------------------------------------------- */
 
 void sc_exec_prepare(int *saved)
@@ -117,9 +106,9 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
 /* glibc's fork() runs our pthread_atfork handlers (core.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
 {
-    if (!live())
+    if (!sc_live())
         return SC_REAL(_Fork)();
-    flush_everything();
+    sc_publish();
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
@@ -134,8 +123,8 @@ SC_HIDDEN void *sc_vfork_prepare(void)
     static void *real;
     if (!real)
         real = sc_dlnext("vfork");
-    if (live()) {
-        flush_everything();
+    if (sc_live()) {
+        sc_publish();
         sc_tls.vfork = 1;
     }
     return real;
@@ -149,7 +138,7 @@ SC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     void *tls = va_arg(ap, void *);
     pid_t *ctid = va_arg(ap, pid_t *);
     va_end(ap);
-    if (live())
+    if (sc_live())
         sc_give_up("the program calls clone() itself");
     return SC_REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 }
@@ -157,8 +146,8 @@ SC_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 SC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                           const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
-    if (live()) {
-        flush_everything();
+    if (sc_live()) {
+        sc_publish();
         sc_check_exec_target(path, 0);
     }
     return SC_REAL(posix_spawn)(pid, path, fa, at, argv, envp);
@@ -167,8 +156,8 @@ SC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                            const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
-    if (live()) {
-        flush_everything();
+    if (sc_live()) {
+        sc_publish();
         sc_check_exec_target(file, 1);
     }
     return SC_REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
@@ -176,15 +165,15 @@ SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 
 SC_EXPORT int system(const char *cmd)
 {
-    flush_everything();
+    sc_publish();
     return SC_REAL(system)(cmd);
 }
 
 SC_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
-    flush_everything();
+    sc_publish();
     FILE *f = SC_REAL(popen)(cmd, mode);
-    if (f && live()) {
+    if (f && sc_live()) {
         int err = errno;
         sc_after_open(fileno(f));
         errno = err;
@@ -196,7 +185,7 @@ SC_EXPORT FILE *popen(const char *cmd, const char *mode)
 
 SC_EXPORT void _exit(int status)
 {
-    if (live())
+    if (sc_live())
         sc_process_end();
     SC_REAL(_exit)(status);
     __builtin_unreachable();
@@ -204,7 +193,7 @@ SC_EXPORT void _exit(int status)
 
 SC_EXPORT void _Exit(int status)
 {
-    if (live())
+    if (sc_live())
         sc_process_end();
     SC_REAL(_Exit)(status);
     __builtin_unreachable();
@@ -212,7 +201,7 @@ SC_EXPORT void _Exit(int status)
 
 SC_EXPORT void quick_exit(int status)
 {
-    if (live())
+    if (sc_live())
         sc_process_end();
     SC_REAL(quick_exit)(status);
     __builtin_unreachable();
@@ -220,7 +209,7 @@ SC_EXPORT void quick_exit(int status)
 
 SC_EXPORT void abort(void)
 {
-    if (live())
+    if (sc_live())
         sc_process_end();
     SC_REAL(abort)();
     __builtin_unreachable();
@@ -233,7 +222,7 @@ SC_EXPORT void abort(void)
  * one. */
 #define RESTART_AROUND(call)                                                                            \
     do {                                                                                                \
-        int was_ = live() ? sc_mode() : SC_OFF;                                                         \
+        int was_ = sc_live() ? sc_mode() : SC_OFF;                                                      \
         if (was_ == SC_ACTIVE)                                                                          \
             sc_quiesce(SC_WT);                                                                          \
         if (was_ != SC_OFF)                                                                             \
@@ -310,7 +299,7 @@ static void loaded(void)
 SC_EXPORT void *dlopen(const char *file, int mode)
 {
     void *h = SC_REAL(dlopen)(file, mode);
-    if (h && live())
+    if (h && sc_live())
         loaded();
     return h;
 }
@@ -318,7 +307,7 @@ SC_EXPORT void *dlopen(const char *file, int mode)
 SC_EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
     void *h = SC_REAL(dlmopen)(lm, file, mode);
-    if (h && live())
+    if (h && sc_live())
         loaded();
     return h;
 }
@@ -368,9 +357,9 @@ SC_EXPORT int prctl(int op, ...)
     unsigned long a = va_arg(ap, unsigned long), b = va_arg(ap, unsigned long), c = va_arg(ap, unsigned long),
                   d = va_arg(ap, unsigned long);
     va_end(ap);
-    if (op == PR_SET_SECCOMP && live())
+    if (op == PR_SET_SECCOMP && sc_live())
         sc_give_up("the program installs a seccomp filter");
-    if (op == PR_SET_TSC && live())
+    if (op == PR_SET_TSC && sc_live())
         sc_plan_tsc(a);
     return SC_REAL(prctl)(op, a, b, c, d);
 }
@@ -425,7 +414,7 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
-    if (!live() || harmless(n))
+    if (!sc_live() || harmless(n))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
         sc_plan_tsc((unsigned long)b);
@@ -474,7 +463,7 @@ SC_EXPORT long syscall(long n, ...)
         sc_leave();
         break;
     default:
-        flush_everything();
+        sc_publish();
     }
     return SC_REAL(syscall)(n, a, b, c, d, e, f);
 }
@@ -483,18 +472,18 @@ SC_EXPORT long syscall(long n, ...)
 
 SC_EXPORT int msgsnd(int id, const void *m, size_t n, int f)
 {
-    flush_everything();
+    sc_publish();
     return SC_REAL(msgsnd)(id, m, n, f);
 }
 
 SC_EXPORT int mq_send(mqd_t q, const char *m, size_t n, unsigned int p)
 {
-    flush_everything();
+    sc_publish();
     return SC_REAL(mq_send)(q, m, n, p);
 }
 
 SC_EXPORT int mq_timedsend(mqd_t q, const char *m, size_t n, unsigned int p, const struct timespec *t)
 {
-    flush_everything();
+    sc_publish();
     return SC_REAL(mq_timedsend)(q, m, n, p, t);
 }

@@ -7,8 +7,6 @@
 
 #include <stdio.h>
 
-static inline int live(void) { return sc_mode() != SC_OFF && !sc_vfork_child(); }
-
 static void flush_all(void)
 {
     sc_enter();
@@ -29,7 +27,7 @@ static void out_fd(int fd)
 static void pre_OUT(long a)
 {
     FILE *f = (FILE *)a;
-    if (!sc_busy() || !live())
+    if (!sc_busy() || !sc_live())
         return;
     if (!f)
         flush_all(); /* fflush(NULL) */
@@ -40,13 +38,13 @@ static void pre_OUT(long a)
 static void pre_IN(long a)
 {
     FILE *f = (FILE *)a;
-    if (f && f->_fileno >= 0 && sc_busy() && live())
+    if (f && f->_fileno >= 0 && sc_busy() && sc_live())
         sc_observe(f->_fileno, 0);
 }
 
 static void pre_OUTFD(long a)
 {
-    if (sc_busy() && live())
+    if (sc_busy() && sc_live())
         out_fd((int)a);
 }
 
@@ -71,7 +69,7 @@ static void pre_STDIN(long a)
 static void pre_ALL(long a)
 {
     (void)a;
-    if (atomic_load(&G.pending) && live())
+    if (atomic_load(&G.pending) && sc_live())
         flush_all();
 }
 
@@ -79,7 +77,7 @@ static void pre_ALL(long a)
 static void pre_CLOSE(long a)
 {
     FILE *f = (FILE *)a;
-    if (!f || !live())
+    if (!f || !sc_live())
         return;
     int fd = f->_fileno;
     sc_enter();
