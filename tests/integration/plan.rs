@@ -338,25 +338,10 @@ fn planned_writes_on_a_full_disk() {
     // As docs/RUNTIME.md defines: the same bytes on disk, and a later
     // write fails with ENOSPC (write8 says so and exits 1, as plain).
     let d = tmp();
-    let mnt = d.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(&mnt)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !mounted {
-        eprintln!("skipping planned_writes_on_a_full_disk: mounting a tmpfs needs root");
+    let Some(tmpfs) = SmallTmpfs::mount(d.path(), "256k", "planned_writes_on_a_full_disk") else {
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _u = Unmount(mnt.clone());
+    };
+    let mnt = &tmpfs.0;
     let w8 = corpus("write8");
     let plan = plan_of(d.path(), "w8", &[s(&w8), s(&d.path().join("rec")), "2000"]);
     let f = mnt.join("f");

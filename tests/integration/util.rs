@@ -99,3 +99,35 @@ pub fn random_file(path: &Path, len: usize) {
         .collect();
     std::fs::write(path, data).expect("write input file");
 }
+
+/// Whether the tests run as root: where they do (CI), what needs root or
+/// BPF must run, and a failure to set it up fails the test.
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A tmpfs of `size` (mount's syntax) mounted at `dir/mnt` and unmounted
+/// when dropped; None, after saying why, where mounting needs root we lack.
+pub struct SmallTmpfs(pub PathBuf);
+
+impl SmallTmpfs {
+    pub fn mount(dir: &Path, size: &str, test: &str) -> Option<SmallTmpfs> {
+        let mnt = dir.join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let o = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&mnt).output();
+        match o {
+            Ok(o) if o.status.success() => Some(SmallTmpfs(mnt)),
+            o => {
+                assert!(!is_root(), "{test}: mounting a tmpfs failed as root: {o:?}");
+                eprintln!("skipping {test}: mounting a tmpfs needs root");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
