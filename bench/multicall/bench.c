@@ -36,6 +36,8 @@
 
 #include <multicall.h>
 
+#include "../../libmulticall/tools/mc-tools.h"
+
 extern char **environ;
 
 static int quick;
@@ -43,21 +45,6 @@ static const char *dir = "/tmp";
 static const char *cp_path = "/bin/cp";
 static FILE *json;
 static int json_first = 1;
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* The figure of a variant is its fastest round: the machine is shared,
  * and the fastest round is the one others disturbed least.  Its noise is
@@ -91,27 +78,6 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-/* The null device: /dev/null, or where a shared machine has had it
- * replaced by a regular file, a private node made and unlinked at once. */
-static int open_null(const char *where)
-{
-	struct stat sb;
-	char path[600];
-	int fd = open("/dev/null", O_WRONLY);
-
-	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) && major(sb.st_rdev) == 1 &&
-	    minor(sb.st_rdev) == 3)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	snprintf(path, sizeof(path), "%s/.mc-null.%d", where, (int)getpid());
-	if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) < 0)
-		return -1;
-	fd = open(path, O_WRONLY);
-	unlink(path);
-	return fd;
 }
 
 static struct mc_ctx *ctx_of(unsigned backend)

@@ -30,11 +30,13 @@
 
 enum { ERR_MAP, ERR_REEXEC };
 
-static unsigned threshold(const struct __mc_run *run, unsigned rule, unsigned cls, int reg)
+/* Is a run of k calls long enough to fuse on this class of descriptor?
+ * A threshold of 0 means never. */
+static int worth(const struct __mc_run *run, unsigned rule, unsigned cls, int reg, unsigned k)
 {
-	if (run->mode == MC_BACKEND_FUSION)
-		return 2;
-	return run->ctx->cal->min_run[rule][cls][reg];
+	unsigned th = run->mode == MC_BACKEND_FUSION ? 2 : run->ctx->cal->min_run[rule][cls][reg];
+
+	return th && k >= th;
 }
 
 /* The shortest run worth classifying the descriptor for (a registered
@@ -71,12 +73,17 @@ static int arg_at(const struct __mc_run *run, unsigned i, unsigned m, unsigned j
 	return 1;
 }
 
-static void plan_step(struct mc_step *plan, unsigned i, unsigned k, unsigned mech, unsigned sys)
+/* While planning: records the step instead of taking it.  Returns k, as a
+ * step taken does. */
+static unsigned plan_step(struct mc_step *plan, unsigned i, unsigned k, unsigned mech,
+			  unsigned sys, unsigned *next)
 {
 	plan->first = i;
 	plan->count = k;
 	plan->mech = mech;
 	plan->syscalls = sys;
+	*next = i + k;
+	return k;
 }
 
 /* Hands out the result T of a fused transfer over iov[0..k) to calls
@@ -128,7 +135,7 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 	struct mc_call *c = run->c;
 	struct iovec *iov = ctx->iov;
 	unsigned rule = is_write ? R_WRITEV : R_READV;
-	unsigned m, k, lim = run->n, th;
+	unsigned m, k, lim = run->n;
 	long nr = c[i].nr, fd, total = 0, T;
 	struct __mc_fdinfo fi;
 	int reg, policy;
@@ -211,14 +218,10 @@ static unsigned fuse_rw(struct __mc_run *run, unsigned i, unsigned *next, struct
 	default:
 		return 0;
 	}
-	th = threshold(run, rule, fi.cls, reg);
-	if (!th || k < th)
+	if (!worth(run, rule, fi.cls, reg, k))
 		return 0;
-	if (run->planning) {
-		plan_step(plan, i, k, is_write ? MC_MECH_WRITEV : MC_MECH_READV, 1);
-		*next = i + k;
-		return k;
-	}
+	if (run->planning)
+		return plan_step(plan, i, k, is_write ? MC_MECH_WRITEV : MC_MECH_READV, 1, next);
 	if (!is_write) {
 		/* From a regular file a readv returns what the reads would, up to
 		 * the end of file or the byte a fault stops at. */
@@ -254,7 +257,7 @@ static unsigned fuse_prw(struct __mc_run *run, unsigned i, unsigned *next, struc
 	struct mc_call *c = run->c;
 	struct iovec *iov = ctx->iov;
 	unsigned rule = is_write ? R_PWRITEV : R_PREADV;
-	unsigned m, k, lim = run->n, th;
+	unsigned m, k, lim = run->n;
 	long nr = c[i].nr, fd, off0, total = 0, T;
 	struct __mc_fdinfo fi;
 	int reg;
@@ -290,14 +293,10 @@ static unsigned fuse_prw(struct __mc_run *run, unsigned i, unsigned *next, struc
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
 	if (fi.cls != FDC_FILE)
 		return 0;
-	th = threshold(run, rule, fi.cls, reg);
-	if (!th || k < th)
+	if (!worth(run, rule, fi.cls, reg, k))
 		return 0;
-	if (run->planning) {
-		plan_step(plan, i, k, is_write ? MC_MECH_PWRITEV : MC_MECH_PREADV, 1);
-		*next = i + k;
-		return k;
-	}
+	if (run->planning)
+		return plan_step(plan, i, k, is_write ? MC_MECH_PWRITEV : MC_MECH_PREADV, 1, next);
 	T = __mc_sys(ctx, is_write ? SYS_pwritev : SYS_preadv, fd, (long)iov, k, off0, 0, 0);
 	return distribute(run, i, k, T, ERR_MAP, next);
 }
@@ -315,7 +314,7 @@ static unsigned fuse_seek_read(struct __mc_run *run, unsigned i, unsigned *next,
 	struct mc_call *c = run->c;
 	struct iovec *iov = ctx->iov;
 	struct seg segs[MAX_SEGS];
-	unsigned m, k, lim = run->n, nseg = 0, niov = 0, th, s;
+	unsigned m, k, lim = run->n, nseg = 0, niov = 0, s;
 	long fd, v;
 	struct __mc_fdinfo fi;
 	int reg;
@@ -377,14 +376,10 @@ static unsigned fuse_seek_read(struct __mc_run *run, unsigned i, unsigned *next,
 	fi = __mc_run_fdinfo(run, (int)fd, 1, &reg);
 	if (fi.cls != FDC_FILE || (fi.flags & FDF_OPATH))
 		return 0;
-	th = threshold(run, R_SEEK_PREAD, fi.cls, reg);
-	if (!th || k < th)
+	if (!worth(run, R_SEEK_PREAD, fi.cls, reg, k))
 		return 0;
-	if (run->planning) {
-		plan_step(plan, i, k, MC_MECH_SEEK_PREAD, nseg + 1);
-		*next = i + k;
-		return k;
-	}
+	if (run->planning)
+		return plan_step(plan, i, k, MC_MECH_SEEK_PREAD, nseg + 1, next);
 	for (s = 0; s < nseg; s++) {
 		struct seg *sg = &segs[s];
 		long T = __mc_sys(ctx, SYS_preadv, fd, (long)&iov[sg->iov0], sg->nreads, sg->off, 0, 0);
@@ -440,7 +435,7 @@ static unsigned fuse_mmsg(struct __mc_run *run, unsigned i, unsigned *next, stru
 	struct mc_ctx *ctx = run->ctx;
 	struct mc_call *c = run->c;
 	unsigned rule = is_send ? R_SENDMMSG : R_RECVMMSG;
-	unsigned m, k, lim = run->n, th, x;
+	unsigned m, k, lim = run->n, x;
 	long nr = c[i].nr, fd, flags, r;
 	struct __mc_fdinfo fi;
 	int reg;
@@ -493,14 +488,10 @@ static unsigned fuse_mmsg(struct __mc_run *run, unsigned i, unsigned *next, stru
 	fi = __mc_run_fdinfo(run, (int)fd, 0, &reg);
 	if (fi.cls != FDC_DGRAM)
 		return 0;
-	th = threshold(run, rule, fi.cls, reg);
-	if (!th || k < th)
+	if (!worth(run, rule, fi.cls, reg, k))
 		return 0;
-	if (run->planning) {
-		plan_step(plan, i, k, is_send ? MC_MECH_SENDMMSG : MC_MECH_RECVMMSG, 1);
-		*next = i + k;
-		return k;
-	}
+	if (run->planning)
+		return plan_step(plan, i, k, is_send ? MC_MECH_SENDMMSG : MC_MECH_RECVMMSG, 1, next);
 	if (is_send)
 		/* Never wait: a full send buffer would make the fused call wait
 		 * where sendto alone does; EAGAIN re-runs the calls as they are. */

@@ -5,17 +5,15 @@
 
 #include <sys/time.h>
 
-int mc_copy(struct mc_ctx *ctx, int in, int out, void *buf, size_t bs,
-	    unsigned long max_iterations, long res[2], unsigned long *iterations)
+/* The loop both copy multi-calls run: body[0] reads, body[1] passes on
+ * what it read (its length argument is the read's result) until the read
+ * returns 0 or fails; either call failing ends the loop. */
+static int run_pair(struct mc_ctx *ctx, struct mc_call body[2], unsigned long max_iterations,
+		    long res[2], unsigned long *iterations)
 {
-	struct mc_call body[2];
 	struct mc_loop loop = { 0, MC_WHILE_GT, 0, max_iterations };
 	int ret;
 
-	if (!res)
-		return -EINVAL;
-	mc_prep_read(&body[0], in, buf, bs);
-	mc_prep_write(&body[1], out, buf, 0);
 	mc_set_ref(&body[1], 2, 0);
 	mc_set_check(&body[0]);
 	mc_set_check(&body[1]);
@@ -27,27 +25,29 @@ int mc_copy(struct mc_ctx *ctx, int in, int out, void *buf, size_t bs,
 	return ret;
 }
 
+int mc_copy(struct mc_ctx *ctx, int in, int out, void *buf, size_t bs,
+	    unsigned long max_iterations, long res[2], unsigned long *iterations)
+{
+	struct mc_call body[2];
+
+	if (!res)
+		return -EINVAL;
+	mc_prep_read(&body[0], in, buf, bs);
+	mc_prep_write(&body[1], out, buf, 0);
+	return run_pair(ctx, body, max_iterations, res, iterations);
+}
+
 int mc_read_sendto(struct mc_ctx *ctx, int in, void *buf, size_t len, int sock, int flags,
 		   const struct sockaddr *to, socklen_t tolen, unsigned long max_iterations,
 		   long res[2], unsigned long *iterations)
 {
 	struct mc_call body[2];
-	struct mc_loop loop = { 0, MC_WHILE_GT, 0, max_iterations };
-	int ret;
 
 	if (!res)
 		return -EINVAL;
 	mc_prep_read(&body[0], in, buf, len);
 	mc_prep_sendto(&body[1], sock, buf, 0, flags, to, tolen);
-	mc_set_ref(&body[1], 2, 0);
-	mc_set_check(&body[0]);
-	mc_set_check(&body[1]);
-	ret = mc_run_loop(ctx, body, 2, &loop, iterations);
-	if (ret >= 0) {
-		res[0] = body[0].result;
-		res[1] = body[1].result;
-	}
-	return ret;
+	return run_pair(ctx, body, max_iterations, res, iterations);
 }
 
 int mc_select_time(struct mc_ctx *ctx, int nfds, fd_set *readfds, fd_set *writefds,

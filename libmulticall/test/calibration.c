@@ -41,6 +41,19 @@ static char *read_text(const char *path)
 	return buf;
 }
 
+/* The eager file's text copied into text, for a case to edit: where needle
+ * stands in it.  A file without the needle fails the test rather than
+ * leaving the case it was for untried. */
+static char *eager_at(char *text, size_t size, const char *eager, const char *needle)
+{
+	char *p;
+
+	snprintf(text, size, "%s", read_text(eager));
+	p = strstr(text, needle);
+	T_ASSERT(p != NULL, "no %s in the eager file", needle);
+	return p;
+}
+
 /* In a child: the status auto sees, and the mechanism it plans for n
  * writes of 8 bytes to a fresh file.  Encoded as status * 100 + mech. */
 static int probe(const char *env_name, const char *env_value, unsigned n)
@@ -152,9 +165,7 @@ int main(void)
 	write_text(path, text);
 	T_ASSERT(probe(MC_CALIBRATION_ENV, path, 2) == CODE(MC_CALIB_CORRUPT, MC_MECH_DIRECT), "cut");
 	/* an unknown rule */
-	snprintf(text, sizeof(text), "%s", read_text(eager));
-	p = strstr(text, "\"writev.file\"");
-	T_ASSERT(p != NULL, "no writev.file in the eager file");
+	p = eager_at(text, sizeof(text), eager, "\"writev.file\"");
 	if (p) {
 		memcpy(p + 1, "wrxtev", 6);
 		snprintf(path, sizeof(path), "%s/rule.json", dir);
@@ -163,8 +174,7 @@ int main(void)
 			 "unknown rule accepted");
 	}
 	/* a negative threshold */
-	snprintf(text, sizeof(text), "%s", read_text(eager));
-	p = strstr(text, "[2, 2]");
+	p = eager_at(text, sizeof(text), eager, "[2, 2]");
 	if (p) {
 		memcpy(p, "[-2,2]", 6);
 		snprintf(path, sizeof(path), "%s/neg.json", dir);
@@ -173,8 +183,7 @@ int main(void)
 			 "negative threshold accepted");
 	}
 	/* stale: another kernel; another format */
-	snprintf(text, sizeof(text), "%s", read_text(eager));
-	p = strstr(text, "\"kernel\": \"");
+	p = eager_at(text, sizeof(text), eager, "\"kernel\": \"");
 	if (p) {
 		p[11] = p[11] == 'X' ? 'Y' : 'X';
 		snprintf(path, sizeof(path), "%s/stale.json", dir);
@@ -184,8 +193,7 @@ int main(void)
 		snprintf(path, sizeof(path), "--check %s/stale.json", dir);
 		T_ASSERT(run_tool(path) != 0, "--check accepts a stale file");
 	}
-	snprintf(text, sizeof(text), "%s", read_text(eager));
-	p = strstr(text, "\"format_version\": 1");
+	p = eager_at(text, sizeof(text), eager, "\"format_version\": 1");
 	if (p) {
 		p[18] = '2';
 		snprintf(path, sizeof(path), "%s/v2.json", dir);

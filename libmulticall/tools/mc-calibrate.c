@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mc-tools.h"
 
 #define TOOL_VERSION "1.0.0"
 #define MARGIN 0.93 /* a mechanism must be 7 % faster to be chosen */
@@ -50,21 +51,6 @@ static const char *const mech_key[M_COUNT] = { "direct_ns", "fusion_ns", "fusion
 static int quick;
 static const char *dir = NULL;
 static char scratch[1 << 20];
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double median(double *v, unsigned n)
 {
@@ -132,27 +118,6 @@ static void tcp_pair(int *a, int *b)
 		die("tcp connect: %s", strerror(errno));
 	*b = accept(ls, NULL, NULL);
 	close(ls);
-}
-
-/* The null device: /dev/null, or where a shared machine has had it
- * replaced by a regular file, a private node made and unlinked at once. */
-static int open_null(const char *where)
-{
-	struct stat sb;
-	char path[600];
-	int fd = open("/dev/null", O_WRONLY);
-
-	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) && major(sb.st_rdev) == 1 &&
-	    minor(sb.st_rdev) == 3)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	snprintf(path, sizeof(path), "%s/.mc-null.%d", where, (int)getpid());
-	if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) < 0)
-		return -1;
-	fd = open(path, O_WRONLY);
-	unlink(path);
-	return fd;
 }
 
 static void world_open(unsigned k, struct world *w)
