@@ -129,12 +129,10 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ),
         }
         let arg = "count";
-        let size = match f.dominant(&b.syscall, arg) {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => f
-                .mean_where(&b.syscall, arg, |v| v > 0)
-                .map_or(4096, |m| m.round() as u64),
-        };
+        let size = f.usual_size(&b.syscall, arg).unwrap_or_else(|| {
+            f.mean_where(&b.syscall, arg, |v| v > 0)
+                .map_or(4096, |m| m.round() as u64)
+        });
         evidence.extend(value_evidence(f, &b.syscall, arg));
         let covered = w as f64 / b.count.max(1) as f64;
         evidence.push(Evidence::Calls {
@@ -370,10 +368,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             }
         };
         let size = (total_bytes as f64 / w as f64).round().max(1.0) as u64;
-        let block_now = match f.dominant("read", "count") {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => size,
-        };
+        let block_now = f.usual_size("read", "count").unwrap_or(size);
         let evidence = l.evidence(f, "count", "buf", None);
         let (fin, fout) = (
             rn.key.fd.map_or("in".to_string(), |x| x.to_string()),

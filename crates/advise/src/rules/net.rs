@@ -69,10 +69,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let w = l.weight;
-        let size = match f.dominant("read", "count") {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => 1024,
-        };
+        let size = f.usual_size("read", "count").unwrap_or(1024);
         let evidence = l.evidence(f, "len", "buff", Some(dgram));
         let rd = cost.node_call(l.read, "read", "file", size);
         let sd = cost.node_call(l.write, "sendto", "udp", size);
