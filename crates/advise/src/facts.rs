@@ -252,6 +252,15 @@ impl<'p> Facts<'p> {
         Some((t.value, t.share, v.observations))
     }
 
+    /// The positive value an argument has in at least half the observations
+    /// (a transfer's usual size), if any.
+    pub fn usual_size(&self, syscall: &str, arg: &str) -> Option<u64> {
+        match self.dominant(syscall, arg) {
+            Some((v, s, _)) if s >= 0.5 && v > 0 => Some(v as u64),
+            _ => None,
+        }
+    }
+
     /// Share of the observations of an argument whose value satisfies `pred`
     /// (values the table did not hold count as not satisfying it).
     pub fn share_where(&self, syscall: &str, arg: &str, pred: impl Fn(i64) -> bool) -> Option<f64> {

@@ -43,6 +43,17 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// A run's tasks: "1 process, 4 threads", "1,024 processes, 1,024 threads".
+pub fn tasks(processes: u64, threads: u64) -> String {
+    format!(
+        "{} process{}, {} thread{}",
+        count(processes),
+        if processes == 1 { "" } else { "es" },
+        count(threads),
+        if threads == 1 { "" } else { "s" }
+    )
+}
+
 /// A share as "47.5%".
 pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
@@ -84,5 +95,7 @@ mod tests {
         assert_eq!(bytes(64 << 20), "64 MiB");
         assert_eq!(fit_end("/a/very/long/path", 8), "…ng/path");
         assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(tasks(1, 4), "1 process, 4 threads");
+        assert_eq!(tasks(1024, 1), "1,024 processes, 1 thread");
     }
 }

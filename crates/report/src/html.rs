@@ -6,7 +6,7 @@
 //! The tables and recommendations are plain HTML; the graph is drawn by a
 //! small script (`html/graph.js`) from the JSON embedded in the page.
 
-use syscluster_model::fmt::{bytes, count, duration, percent};
+use syscluster_model::fmt::{bytes, count, duration, percent, tasks};
 use crate::{ReportOptions, Reporter};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -453,12 +453,9 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     );
     let _ = writeln!(
         out,
-        "<p class=\"summary\">{} calls in {} process{}, {} thread{}; {} recorded with {}/{}; nodes keyed by {}.</p>",
+        "<p class=\"summary\">{} calls in {}; {} recorded with {}/{}; nodes keyed by {}.</p>",
         count(m.total_calls),
-        count(m.processes),
-        if m.processes == 1 { "" } else { "es" },
-        count(m.threads),
-        if m.threads == 1 { "" } else { "s" },
+        tasks(m.processes, m.threads),
         duration(m.duration_ns as f64),
         esc(&m.backend),
         esc(&m.mode),

@@ -1,7 +1,7 @@
 //! The text report: tables that fit 80 columns. A profile with losses says
 //! so in its first line.
 
-use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent};
+use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent, tasks};
 use crate::{ReportOptions, Reporter};
 use std::fmt::Write as _;
 use syscluster_model::profile::Sequence;
@@ -104,12 +104,9 @@ impl Reporter for Text {
         };
         let _ = writeln!(
             out,
-            "{} calls in {} process{}, {} thread{}; {} wall; {}/{}, nodes keyed by {}{}",
+            "{} calls in {}; {} wall; {}/{}, nodes keyed by {}{}",
             count(m.total_calls),
-            count(m.processes),
-            if m.processes == 1 { "" } else { "es" },
-            count(m.threads),
-            if m.threads == 1 { "" } else { "s" },
+            tasks(m.processes, m.threads),
             duration(m.duration_ns as f64),
             m.backend,
             m.mode,

@@ -129,12 +129,10 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ),
         }
         let arg = "count";
-        let size = match f.dominant(&b.syscall, arg) {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => f
-                .mean_where(&b.syscall, arg, |v| v > 0)
-                .map_or(4096, |m| m.round() as u64),
-        };
+        let size = f.usual_size(&b.syscall, arg).unwrap_or_else(|| {
+            f.mean_where(&b.syscall, arg, |v| v > 0)
+                .map_or(4096, |m| m.round() as u64)
+        });
         evidence.extend(value_evidence(f, &b.syscall, arg));
         let covered = w as f64 / b.count.max(1) as f64;
         evidence.push(Evidence::Calls {
@@ -295,6 +293,37 @@ pub struct CopyLoop {
     pub forwarded: f64,
 }
 
+impl CopyLoop {
+    /// The loop's evidence: its edges both ways, the read's result passed
+    /// as the write's `len_arg`, then `extra`, the read sizes, the buffer
+    /// shared with the write's `buf_arg`, the I/O of both calls and where
+    /// they are.
+    pub fn evidence(&self, f: &Facts, len_arg: &str, buf_arg: &str, extra: Option<Evidence>) -> Vec<Evidence> {
+        let (read, write) = (self.read, self.write);
+        let mut evidence = vec![
+            edge_evidence(f, read, write),
+            edge_evidence(f, write, read),
+            Evidence::ResultMatch {
+                from: f.label(read),
+                to: f.label(write),
+                arg: len_arg.into(),
+                count: (self.forwarded * self.weight as f64).round() as u64,
+                share: self.forwarded,
+            },
+        ];
+        evidence.extend(extra);
+        evidence.extend(value_evidence(f, "read", "count"));
+        evidence.extend(super::same_buffer(f, "read", &f.node(write).syscall, buf_arg));
+        for id in [read, write] {
+            if let Some(io) = f.io_of(id) {
+                evidence.push(io_evidence(io));
+            }
+        }
+        evidence.extend(f.placement_evidence(&[read, write]));
+        evidence
+    }
+}
+
 pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
     let mut v = Vec::new();
     for e in &f.p.edges {
@@ -339,29 +368,8 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             }
         };
         let size = (total_bytes as f64 / w as f64).round().max(1.0) as u64;
-        let block_now = match f.dominant("read", "count") {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => size,
-        };
-        let mut evidence = vec![
-            edge_evidence(f, l.read, l.write),
-            edge_evidence(f, l.write, l.read),
-            Evidence::ResultMatch {
-                from: f.label(l.read),
-                to: f.label(l.write),
-                arg: "count".into(),
-                count: (l.forwarded * w as f64).round() as u64,
-                share: l.forwarded,
-            },
-        ];
-        evidence.extend(value_evidence(f, "read", "count"));
-        evidence.extend(super::same_buffer(f, "read", "write", "buf"));
-        for id in [l.read, l.write] {
-            if let Some(io) = f.io_of(id) {
-                evidence.push(io_evidence(io));
-            }
-        }
-        evidence.extend(f.placement_evidence(&[l.read, l.write]));
+        let block_now = f.usual_size("read", "count").unwrap_or(size);
+        let evidence = l.evidence(f, "count", "buf", None);
         let (fin, fout) = (
             rn.key.fd.map_or("in".to_string(), |x| x.to_string()),
             wn.key.fd.map_or("out".to_string(), |x| x.to_string()),

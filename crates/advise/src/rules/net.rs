@@ -4,7 +4,7 @@
 
 use super::io::find_copy_loops;
 use super::{
-    bytes, calibrated_or, count, edge_evidence, io_evidence, pct, value_evidence, Estimate,
+    bytes, calibrated_or, count, edge_evidence, pct, value_evidence, Estimate,
     Finding, Part, Rule,
 };
 use crate::advice::Evidence;
@@ -69,30 +69,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let w = l.weight;
-        let size = match f.dominant("read", "count") {
-            Some((v, s, _)) if s >= 0.5 && v > 0 => v as u64,
-            _ => 1024,
-        };
-        let mut evidence = vec![
-            edge_evidence(f, l.read, l.write),
-            edge_evidence(f, l.write, l.read),
-            Evidence::ResultMatch {
-                from: f.label(l.read),
-                to: f.label(l.write),
-                arg: "len".into(),
-                count: (l.forwarded * w as f64).round() as u64,
-                share: l.forwarded,
-            },
-            dgram,
-        ];
-        evidence.extend(value_evidence(f, "read", "count"));
-        evidence.extend(super::same_buffer(f, "read", "sendto", "buff"));
-        for id in [l.read, l.write] {
-            if let Some(io) = f.io_of(id) {
-                evidence.push(io_evidence(io));
-            }
-        }
-        evidence.extend(f.placement_evidence(&[l.read, l.write]));
+        let size = f.usual_size("read", "count").unwrap_or(1024);
+        let evidence = l.evidence(f, "len", "buff", Some(dgram));
         let rd = cost.node_call(l.read, "read", "file", size);
         let sd = cost.node_call(l.write, "sendto", "udp", size);
         let batches = (w as f64 / batch as f64).ceil();

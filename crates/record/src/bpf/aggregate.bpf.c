@@ -139,15 +139,10 @@ SEC("raw_tp/sys_enter")
 int on_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 regs = ctx->args[0];
-	struct agg_task *st = task_state(regs);
+	long nr = ctx->args[1];
+	struct agg_task *st = counting_state(regs, nr);
 	if (!st)
 		return 0;
-	long nr = ctx->args[1];
-	if (st->c.phase != PHASE_COUNTING) {
-		if (nr != __NR_execve && nr != __NR_execveat)
-			return 0;
-		st->c.phase = PHASE_COUNTING;
-	}
 	__u64 key = node_key(st, regs, nr);
 	if (capture_sites && changes_mappings(nr))
 		__sync_fetch_and_add(&maps_gen, 1);

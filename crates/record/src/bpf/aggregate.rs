@@ -21,7 +21,7 @@ use syscluster_model::syscalls;
 /// The key of a thread's start: the source of the edge to its first call.
 const NODE_START: u64 = u64::MAX;
 
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+pub fn record(argv: &[OsString], _opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
     let mut object = MaybeUninit::uninit();
     let mut open = AggregateSkelBuilder::default()
         .open(&mut object)
@@ -64,7 +64,6 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         }
         std::thread::sleep(TICK)
     })?;
-    let _ = opts;
 
     let sites = read_sites(&skel.maps.sites, sink);
     read_graph(&skel.maps.edges, &sites, sink)?;

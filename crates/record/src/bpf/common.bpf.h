@@ -157,6 +157,22 @@ static __always_inline TASK_STATE *task_state(__u64 regs)
 	return adopt(regs);
 }
 
+/* The state of the current task (pt_regs at `regs`) entering call `nr`, if
+ * it is recorded and counting: a task waiting at its gate starts counting
+ * at its execve. */
+static __always_inline TASK_STATE *counting_state(__u64 regs, long nr)
+{
+	TASK_STATE *st = task_state(regs);
+	if (!st)
+		return 0;
+	if (st->c.phase != PHASE_COUNTING) {
+		if (nr != __NR_execve && nr != __NR_execveat)
+			return 0;
+		st->c.phase = PHASE_COUNTING;
+	}
+	return st;
+}
+
 /* The pt_regs at `regs`, readable with plain loads: bpf_rdonly_cast costs
  * nothing at run time (the verifier turns it into a move), where a probe
  * read is a helper call. */

@@ -95,15 +95,10 @@ SEC("raw_tp/sys_enter")
 int on_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 at = ctx->args[0];
-	struct ev_task *st = task_state(at);
+	long nr = ctx->args[1];
+	struct ev_task *st = counting_state(at, nr);
 	if (!st)
 		return 0;
-	long nr = ctx->args[1];
-	if (st->c.phase != PHASE_COUNTING) {
-		if (nr != __NR_execve && nr != __NR_execveat)
-			return 0;
-		st->c.phase = PHASE_COUNTING;
-	}
 	if (st->c.pending) /* the previous call never returned */
 		emit_call(st, 0, 0);
 	struct pt_regs *regs = regs_at(at);
