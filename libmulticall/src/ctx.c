@@ -52,21 +52,6 @@ unsigned long __mc_fork_epoch(void)
 
 /* ---- contexts ---- */
 
-static int kmod_open(struct mc_ctx *ctx)
-{
-	/* The module exposes /dev/multicall; there is none yet, and this kernel
-	 * cannot load modules.  A missing device is reported as ENODEV. */
-	long fd = __mc_sys(ctx, SYS_openat, AT_FDCWD, (long)"/dev/multicall", O_RDWR | O_CLOEXEC,
-			   0, 0, 0);
-
-	if (fd < 0)
-		return (fd == -ENOENT || fd == -ENXIO) ? -ENODEV : (int)fd;
-	/* A device of that name that does not answer the module's version
-	 * ioctl is not ours. */
-	__mc_sys(ctx, SYS_close, fd, 0, 0, 0, 0, 0);
-	return -ENODEV;
-}
-
 int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 {
 	MC_ERRNO_SAVE;
@@ -106,7 +91,7 @@ int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 			goto fail;
 		break;
 	case MC_BACKEND_KMOD:
-		ret = kmod_open(ctx);
+		ret = __mc_kmod_open(ctx);
 		if (ret < 0)
 			goto fail;
 		break;

@@ -15,7 +15,7 @@
 int t_failures;
 
 const unsigned t_backends[] = {
-	MC_BACKEND_DIRECT, MC_BACKEND_FUSION, MC_BACKEND_URING, MC_BACKEND_AUTO,
+	MC_BACKEND_DIRECT, MC_BACKEND_FUSION, MC_BACKEND_URING, MC_BACKEND_AUTO, MC_BACKEND_KMOD,
 };
 const unsigned t_nbackends = sizeof(t_backends) / sizeof(t_backends[0]);
 
@@ -50,6 +50,22 @@ int t_finish(void)
 	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;
 }
 
+int t_required(const char *what)
+{
+	const char *req = getenv("SYSCLUSTER_REQUIRE");
+	size_t len = strlen(what);
+
+	while (req && *req) {
+		const char *end = strchr(req, ',');
+		size_t n = end ? (size_t)(end - req) : strlen(req);
+
+		if (n == len && !strncmp(req, what, n))
+			return 1;
+		req = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
 struct mc_ctx *t_ctx(unsigned backend)
 {
 	static int warned[MC_BACKEND_COUNT];
@@ -58,10 +74,15 @@ struct mc_ctx *t_ctx(unsigned backend)
 
 	if (r < 0) {
 		if (!warned[backend]) {
-			/* io_uring can be disabled (io_uring_disabled sysctl, seccomp):
-			 * that backend is then not compared, and says so. */
-			printf("note: backend %s unavailable here (%s); not compared\n",
-			       mc_backend_name(backend), strerror(-r));
+			/* io_uring can be disabled (io_uring_disabled sysctl, seccomp),
+			 * the kernel module is only in the guest: such a backend is not
+			 * compared, and says so -- unless it is required here. */
+			if (t_required(mc_backend_name(backend)))
+				t_fail("backend %s is required (SYSCLUSTER_REQUIRE) but unavailable: %s",
+				       mc_backend_name(backend), strerror(-r));
+			else
+				printf("note: backend %s unavailable here (%s); not compared\n",
+				       mc_backend_name(backend), strerror(-r));
 			warned[backend] = 1;
 		}
 		return NULL;

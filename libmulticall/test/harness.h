@@ -47,6 +47,9 @@ int t_finish(void);
 /* Backends compared with direct (direct itself first). */
 extern const unsigned t_backends[];
 extern const unsigned t_nbackends;
+/* Is this capability (a backend name, "tmpfs", ...) named in SYSCLUSTER_REQUIRE,
+ * the comma-separated list CI sets?  Then its absence fails, not skips. */
+int t_required(const char *what);
 /* mc_ctx_init for a test: NULL when the backend is unavailable here
  * (reported once). */
 struct mc_ctx *t_ctx(unsigned backend);
