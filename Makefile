@@ -10,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 BIN := target/release/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test browser test-rust test-c bench clean
+.PHONY: all deps build corpus demo test browser test-rust test-c test-kmod bench clean
 
 all: build
 
@@ -27,7 +27,7 @@ corpus:
 demo: build
 	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build browser test-rust test-c
+test: build browser test-rust test-c test-kmod
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
 browser:
@@ -40,6 +40,10 @@ test-c:
 	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
 
+# multicall.ko in a QEMU guest running Debian's stock kernel (docs/KMOD.md).
+test-kmod:
+	$(MAKE) -C kmod test
+
 bench: build
 	@scripts/install-deps.sh --bench
 	$(MAKE) -C libmulticall bench
@@ -50,4 +54,5 @@ clean:
 	$(MAKE) -C libmulticall clean
 	$(MAKE) -C runtime clean
 	$(MAKE) -C tests/corpus clean
+	$(MAKE) -C kmod clean
 	rm -rf build

@@ -15,11 +15,15 @@ BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev)
 # Tests: real programs to trace and compare with; libc's debug info (the
 # symbolizer's separate-debug-file test).
 TEST=(strace coreutils python3 graphviz libc6-dbg)
+# The kernel module's guest test: QEMU (TCG), busybox-static for the
+# initramfs, cpio and xz to pack and unpack it.  Debian's kernel packages
+# are fetched into build/ by kmod/guest/kernel.sh, not installed.
+KMOD=(qemu-system-x86 busybox-static cpio xz-utils)
 # Benchmarks: the tools a user would pick instead.
 BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
 BROWSER=(chromium)
 
-want=("${BUILD[@]}" "${TEST[@]}")
+want=("${BUILD[@]}" "${TEST[@]}" "${KMOD[@]}")
 for arg in "$@"; do
   case "$arg" in
     --bench) want+=("${BENCH[@]}") ;;

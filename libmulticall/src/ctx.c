@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* ---- fork detection ----
@@ -48,6 +49,25 @@ unsigned long __mc_fork_epoch(void)
 		*fork_alive = 1;
 	}
 	return __atomic_load_n(&fork_epoch, __ATOMIC_RELAXED);
+}
+
+/* The library's own descriptors (a ring, the module's device) move up, out
+ * of the way of the low numbers a program gets, so that its own
+ * descriptors keep the numbers they would have had (openat in a
+ * multi-call returns what it returns without us).  Not above 992: a higher
+ * one would grow the descriptor table.  Returns the descriptor to use. */
+int __mc_fd_out_of_the_way(int fd)
+{
+	struct rlimit rl;
+	long floor = 3, r;
+
+	if (__mc_sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 && rl.rlim_cur > 64)
+		floor = rl.rlim_cur - 32 < 992 ? (long)rl.rlim_cur - 32 : 992;
+	r = __mc_sys6(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor, 0, 0, 0);
+	if (r < 0)
+		return fd;
+	__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return (int)r;
 }
 
 /* ---- contexts ---- */

@@ -26,7 +26,7 @@ int __mc_kmod_open(struct mc_ctx *ctx)
 		__mc_sys(ctx, SYS_close, fd, 0, 0, 0, 0, 0);
 		return -ENODEV;
 	}
-	ctx->kmod_fd = (int)fd;
+	ctx->kmod_fd = __mc_fd_out_of_the_way((int)fd);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <multicall.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #define T_EXIT_PASS 0
 #define T_EXIT_FAIL 1
@@ -54,6 +55,8 @@ int t_required(const char *what);
  * (reported once). */
 struct mc_ctx *t_ctx(unsigned backend);
 
+/* Whether backend is compared with direct here (MC_TEST_BACKENDS). */
+int t_compared(unsigned backend);
 /* Runs fn on every backend, compares with direct; returns 0 when equal. */
 int t_compare(const char *what, t_scenario fn, void *arg);
 
@@ -66,6 +69,8 @@ void t_rec_mem(struct t_outcome *o, const char *label, const void *p, size_t len
 /* Drains a descriptor without blocking and records what came out. */
 void t_rec_drain(struct t_outcome *o, const char *label, int fd);
 uint64_t t_hash(const void *p, size_t len);
+/* Waits until the datagrams tx sent on loopback are queued (AF_INET). */
+void t_udp_settle(int tx, const struct sockaddr *to, socklen_t tolen);
 
 /* Helpers. */
 char *t_path(const char *dir, const char *name); /* static buffer rotation */
