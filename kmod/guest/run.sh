@@ -54,7 +54,10 @@ log="$b/console.log"
 echo "kmod guest: booting Debian's $(cat "$b/kernel/abi") under QEMU (TCG) with $(ls "$root/tests" | wc -l) test programs" >&2
 start=$(date +%s)
 set +e
-timeout 600 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 -nographic -no-reboot \
+# MC_KMOD_ACCEL=kvm: where a stock kernel runs under KVM (not these machines).
+accel=(-accel tcg,thread=multi -cpu max)
+[ "${MC_KMOD_ACCEL:-tcg}" = kvm ] && accel=(-enable-kvm -cpu host)
+timeout 600 qemu-system-x86_64 "${accel[@]}" -smp 2 -m 1024 -nographic -no-reboot \
   -kernel "$b/kernel/vmlinux" -initrd "$b/initramfs.cpio.gz" \
   -append "console=ttyS0 panic=-1 oops=panic loglevel=4 quiet" > "$log" 2>&1
 qrc=$?
