@@ -19,6 +19,7 @@ deps:
 
 build: deps corpus
 	$(MAKE) -s -C libmulticall
+	$(MAKE) -s -C llvm
 	$(CARGO) build --release --locked
 
 corpus:
@@ -50,4 +51,5 @@ clean:
 	$(MAKE) -C libmulticall clean
 	$(MAKE) -C runtime clean
 	$(MAKE) -C tests/corpus clean
+	$(MAKE) -C llvm clean
 	rm -rf build
