@@ -10,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 BIN := target/release/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test browser test-rust test-c bench clean
+.PHONY: all deps build corpus demo test browser test-rust test-c test-llvm bench clean
 
 all: build
 
@@ -28,7 +28,7 @@ corpus:
 demo: build
 	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build browser test-rust test-c
+test: build browser test-rust test-c test-llvm
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
 browser:
@@ -40,6 +40,11 @@ test-rust:
 test-c:
 	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
+
+# The compiler plugin: lit + FileCheck (llvm/test), then the corpus built
+# with `syscluster cc` against the plain build (tests/plugin.sh).
+test-llvm:
+	$(MAKE) -C llvm test
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -1,6 +1,7 @@
 //===- Plan.cpp - reading the plan ----------------------------------------===//
 #include "SysCluster/Plan.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Format.h"
@@ -76,17 +77,21 @@ Expected<Plan> loadPlan(StringRef Path) {
   return P;
 }
 
-bool sameSourceFile(StringRef A, StringRef B) {
-  if (A.empty() || B.empty())
-    return false;
-  while (A.consume_front("./")) {}
-  while (B.consume_front("./")) {}
-  StringRef Long = A.size() >= B.size() ? A : B;
-  StringRef Short = A.size() >= B.size() ? B : A;
-  if (!Long.ends_with(Short))
-    return false;
-  return Long.size() == Short.size() || Short.front() == '/' ||
-         Long[Long.size() - Short.size() - 1] == '/';
+unsigned sourceMatch(StringRef PlanPath, StringRef DebugFile) {
+  SmallVector<StringRef, 16> A, B;
+  PlanPath.split(A, '/', -1, false);
+  DebugFile.split(B, '/', -1, false);
+  auto Drop = [](SmallVectorImpl<StringRef> &V) {
+    V.erase(std::remove(V.begin(), V.end(), StringRef(".")), V.end());
+  };
+  Drop(A);
+  Drop(B);
+  unsigned N = 0;
+  while (N < A.size() && N < B.size() && A[A.size() - 1 - N] == B[B.size() - 1 - N])
+    ++N;
+  if (!DebugFile.starts_with("/") && N < B.size())
+    return 0;
+  return N;
 }
 
 std::optional<std::string> sourceLineHash(StringRef File, unsigned Line) {

@@ -238,16 +238,17 @@ void ClusterPass::collectSites() {
 }
 
 bool ClusterPass::run(const Plan &P) {
+  // Debug info the user asked for (-g): clang also tracks locations when
+  // only remarks are asked for (a compile unit marked NoDebug), and what
+  // the pass does must not depend on -Rpass.
   bool HasLines = false;
-  Function *First = nullptr;
-  for (Function &F : M) {
-    if (F.isDeclaration())
-      continue;
-    if (!First)
-      First = &F;
-    if (F.getSubprogram())
+  for (const DICompileUnit *CU : M.debug_compile_units())
+    if (CU->getEmissionKind() != DICompileUnit::NoDebug)
       HasLines = true;
-  }
+  Function *First = nullptr;
+  for (Function &F : M)
+    if (!F.isDeclaration() && !First)
+      First = &F;
   if (!First)
     return false;
   if (!HasLines) {
@@ -280,10 +281,14 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                        "drive the compiler; record a build made with -g");
       continue;
     }
+    // The file of this translation unit the location names best.
+    unsigned Best = 0;
+    for (const Site &S : Sites)
+      Best = std::max(Best, sourceMatch(L.File, S.File));
     const Site *InFile = nullptr;
     bool Found = false;
     for (const Site &S : Sites) {
-      if (!sameSourceFile(L.File, S.File) && !sameSourceFile(L.File, S.FullPath))
+      if (Best == 0 || sourceMatch(L.File, S.File) != Best)
         continue;
       InFile = &S;
       if (S.Line != L.Line || S.S.Name != L.Syscall || !functionMatches(L.Function, S.S.Call))

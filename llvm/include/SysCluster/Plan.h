@@ -47,10 +47,13 @@ struct Plan {
 /// Reads and checks a plan file; the error names the file and the problem.
 llvm::Expected<Plan> loadPlan(llvm::StringRef Path);
 
-/// Whether a plan's source path and a path from the debug info name the
-/// same file: one ends with the other at a '/' boundary, so that a plan
-/// recorded in one checkout applies to another.
-bool sameSourceFile(llvm::StringRef PlanPath, llvm::StringRef DebugPath);
+/// How well a plan's source path names the file the debug info calls
+/// DebugFile (as given to the compiler, often relative to the build
+/// directory) in directory DebugDir: the number of trailing path components
+/// they share, 0 when they are not the same file.  A relative DebugFile
+/// must match whole; an absolute one at least by its last component, so
+/// that a plan recorded in one checkout applies to another.
+unsigned sourceMatch(llvm::StringRef PlanPath, llvm::StringRef DebugFile);
 
 /// FNV-1a (64 bits, 16 hex digits) of line Line of File without its leading
 /// and trailing blanks; std::nullopt when the file or line cannot be read.
