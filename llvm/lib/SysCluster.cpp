@@ -183,7 +183,9 @@ private:
   FunctionAnalysisManager &FAM;
   std::vector<Site> Sites;
   SmallPtrSet<Function *, 8> Changed;
-  SmallPtrSet<const CallBase *, 8> Replaced;
+  // Calls already replaced (erased: compared, never dereferenced) → the
+  // multi-call that replaced them and its cluster.
+  DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
 
   OptimizationRemarkEmitter &ore(Function &F) {
     return FAM.getResult<OptimizationRemarkEmitterAnalysis>(F);
@@ -210,7 +212,7 @@ private:
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
-  void replaceWriteReadLoop(const Site &W, const Site &R);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R);
 };
 
 void ClusterPass::collectSites() {
@@ -269,7 +271,8 @@ bool ClusterPass::run(const Plan &P) {
 void ClusterPass::applyCluster(const PlanCluster &C) {
   std::string Name = "plan cluster #" + std::to_string(C.Id) + " (" + C.Rule + ")";
   std::vector<const Site *> Matched;
-  bool Stale = false;
+  SmallPtrSet<const CallBase *, 4> Reported;
+  bool Stale = false, Already = false;
   for (const PlanLocation &L : C.Locations) {
     if (L.File.empty() || L.Line == 0) {
       // A profile of a binary without debug info: tell it where the function is here.
@@ -290,6 +293,18 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
     for (const Site &S : Sites) {
       if (Best == 0 || sourceMatch(L.File, S.File) != Best)
         continue;
+      if (auto It = Replaced.find(S.S.Call); It != Replaced.end()) {
+        if (S.Line == L.Line && S.S.Name == L.Syscall) {
+          Found = Already = true;
+          if (!Reported.count(S.S.Call)) {
+            Reported.insert(S.S.Call);
+            analysis(It->second.first, "AlreadyClustered",
+                     Name + ": " + L.Syscall + " at " + sys::path::filename(S.File) + ":" + Twine(L.Line) +
+                         " is already in the multi-call of plan cluster #" + Twine(It->second.second));
+          }
+        }
+        continue;
+      }
       InFile = &S;
       if (S.Line != L.Line || S.S.Name != L.Syscall || !functionMatches(L.Function, S.S.Call))
         continue;
@@ -387,10 +402,12 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                         "copy_file_range between regular files, the calls as they are elsewhere)";
       const CallBase *At = A->S.Call;
       ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-      replaceWriteReadLoop(*A, *B);
+      Instruction *MC = replaceWriteReadLoop(*A, *B);
+      Replaced[A->S.Call] = {MC, C.Id};
+      Replaced[B->S.Call] = {MC, C.Id};
       Changed.insert(F);
     }
-  if (!Tried)
+  if (!Tried && !Already)
     missed(Matched.front()->S.Call, "Region",
            Name + ": the cluster's calls matched here do not form one of its edges; left as it is");
 }
@@ -636,7 +653,7 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   return std::nullopt;
 }
 
-void ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
+Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -700,10 +717,9 @@ void ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
     const_cast<Value *>(From)->replaceUsesWithIf(To, [&](Use &U) {
       return cast<Instruction>(U.getUser())->getParent() != L;
     });
-  Replaced.insert(CW);
-  Replaced.insert(CR);
   L->dropAllReferences();
   L->eraseFromParent();
+  return Last;
 }
 
 } // namespace
