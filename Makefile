@@ -41,10 +41,12 @@ test-c:
 	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
 
-# The compiler plugin: lit + FileCheck (llvm/test), then the corpus built
-# with `syscluster cc` against the plain build (tests/plugin.sh).
+# The compiler plugin: lit + FileCheck (llvm/test), then the copy programs
+# built with `syscluster cc` against the plain build, under faults
+# (tests/plugin/run.sh).
 test-llvm:
 	$(MAKE) -C llvm test
+	BIN=$(CURDIR)/$(BIN) tests/plugin/run.sh
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -227,12 +227,12 @@ mod tests {
     #[test]
     fn remark_files_differ_per_translation_unit() {
         let dir = std::env::temp_dir().join(format!("sc-cc-remarks-{}", std::process::id()));
-        let a = remark_flags(&dir, &v(&["-c", "src/a.c", "-o", "obj/a.o"])).unwrap();
-        let b = remark_flags(&dir, &v(&["-c", "lib/a.c", "-o", "lib/a.o"])).unwrap();
+        let a = remark_flags(&dir, &v(&["-c", "src/a.c", "-o", "obj/a.o"])).ok().unwrap();
+        let b = remark_flags(&dir, &v(&["-c", "lib/a.c", "-o", "lib/a.o"])).ok().unwrap();
         assert_eq!(a.len(), 3);
         assert_ne!(a[1], b[1]);
         assert!(a[1].to_string_lossy().contains("a.o-"));
-        assert!(remark_flags(&dir, &v(&["a.c", "b.c", "-o", "p"])).unwrap().is_empty());
+        assert!(remark_flags(&dir, &v(&["a.c", "b.c", "-o", "p"])).ok().unwrap().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
