@@ -23,13 +23,18 @@ CFR="$ROOT/tests/corpus/bin/copy_cfr"
 for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done
 head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB
 
-median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["median"]*1e6)' "$1"; }
+# "median min" of a hyperfine run, in µs.
+times() { python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(r["median"] * 1e6, r["min"] * 1e6)' "$1"; }
 human() { python3 -c '
 import sys; s=int(sys.argv[1])
 print(f"{s/1048576:.2f} MiB" if s >= 1048576 else f"{s/1024:.0f} KiB")' "$1"; }
 
 echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
+# Each cell: median (min) of RUNS whole-process runs; ratios of medians.
 for b in $BLOCKS; do
   mkdir -p "b$b" && sed "s/^#define N 4096$/#define N $b/" "$ROOT/tests/corpus/copy.c" > "b$b/copy.c"
   grep -q "^#define N $b\$" "b$b/copy.c" || { echo "bench: cannot set the block size in copy.c" >&2; exit 1; }
@@ -45,10 +50,11 @@ for b in $BLOCKS; do
         --prepare "rm -f $W/out" "$prog $W/in.$s $W/out" >/dev/null 2>&1
       cmp -s "in.$s" out || { echo "bench: $v at $s/$b: wrong output" >&2; exit 1; }
     done
-    o=$(median r.orig.json); p=$(median r.plugin.json); c=$(median r.cfr.json)
     python3 -c '
 import sys
-size, b, o, p, c = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
-print(f"| {size} | {b} | {o:.0f} | {p:.0f} | {c:.0f} | {o/p:.2f}x faster | {(p/c-1)*100:+.0f} % |")' "$(human "$s")" "$b" "$o" "$p" "$c"
+size, b = sys.argv[1], sys.argv[2]
+(o, om), (p, pm), (c, cm) = [tuple(map(float, t.split())) for t in sys.argv[3:]]
+print(f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:.0f}) | {o/p:.2f}x faster | {(p/c-1)*100:+.0f} % |")' \
+      "$(human "$s")" "$b" "$(times r.orig.json)" "$(times r.plugin.json)" "$(times r.cfr.json)"
   done
 done
