@@ -100,7 +100,7 @@ bool mayWrite(const SyscallSite &S, const MemoryLocation &Loc, AAResults &AA) {
   CallBase *CB = S.Call;
   if (S.Name == "write" || S.Name == "close" || S.Name == "lseek")
     return false; // they write no user memory
-  if (S.Name == "read" || S.Name == "pread64") {
+  if ((S.Name == "read" || S.Name == "pread64") && CB->arg_size() >= S.FirstArg + 3) {
     Value *Buf = CB->getArgOperand(S.FirstArg + 1);
     LocationSize Size = LocationSize::beforeOrAfterPointer();
     if (auto *N = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2)))
@@ -142,7 +142,7 @@ const Value *throughLossless(const Value *V, uint64_t Max, bool Positive) {
 /// the value of a read whose count is Max (so it lies in [-1, Max]).
 bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
                             const Value *Result, uint64_t Max) {
-  if (!Br || !Br->isConditional())
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
   if (!Cmp)

@@ -34,14 +34,20 @@ def main():
     with open(a.source) as f:
         for n, line in enumerate(f, 1):
             m = re.search(r"// sc: (\w+)(?: (\w+))?\s*$", line)
-            if not m:
+            ir = re.search(r"^; line (\d+): // sc: (\w+)(?: (\w+))?\s*$", line)
+            if ir:  # hand-written IR: the line of the C it pretends to come from
+                n, m = int(ir.group(1)), None
+                call, fn = ir.group(2), ir.group(3)
+            elif m:
+                call, fn = m.group(1), m.group(2)
+            else:
                 continue
-            function = m.group(2) or a.function
-            loc = {"syscall": m.group(1), "module": "/recorded/prog", "offset": 4096 + n,
+            function = fn or a.function
+            loc = {"syscall": call, "module": "/recorded/prog", "offset": 4096 + n,
                    "function": function, "count": 100}
             if not a.no_lines:
                 # Another checkout's path: matched by its suffix.
-                loc["file"] = "/elsewhere/checkout/llvm/test/" + a.source.rsplit("/", 1)[-1]
+                loc["file"] = "/elsewhere/checkout/llvm/test/" + a.source.rsplit("/", 1)[-1].replace(".ll", ".c")
                 loc["line"] = n
             if a.hash:
                 loc["source_hash"] = fnv1a(line.strip(" \t\r\n\f\v"))
