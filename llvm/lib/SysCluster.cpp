@@ -420,11 +420,16 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
   CallBase *IA = A.S.Call, *IB = B.S.Call;
 
   // 1. Dominance: a, the region's entry, dominates b.
-  if (!DT.dominates(IA, IB))
-    return Refusal{"dominance", describe(A) + " does not dominate " + describe(B) +
-                                    (IA->getParent() == IB->getParent()
-                                         ? " (it comes after it in the block)"
-                                         : "")};
+  if (!DT.dominates(IA, IB)) {
+    std::string Why;
+    if (IA->getParent() == IB->getParent())
+      Why = " (it comes after it in the block)";
+    else if (DT.dominates(IB, IA))
+      Why = " (" + B.S.Name + " comes first on every path: in a loop not rotated, the next " + B.S.Name +
+            " is reached through the loop test; loop rotation (§3.3.3, clang -O1 and above) puts it after " +
+            A.S.Name + ")";
+    return Refusal{"dominance", describe(A) + " does not dominate " + describe(B) + Why};
+  }
 
   // Between(a, b): every x with a dom x dom b — the instructions after a
   // and before b on the dominator-tree path from a's block to b's.
