@@ -4,6 +4,10 @@
 // RUN: %make-plan %s > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
+// Distributions build with _FORTIFY_SOURCE: glibc's read wrapper for a
+// constant count that fits the buffer is still read, and is clustered.
+// RUN: %clang-sc -D_FORTIFY_SOURCE=2 -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORTIFY
+// FORTIFY: became one looped multi-call
 // Without a plan the plugin changes nothing:
 // RUN: %clang-sc -S -emit-llvm %s -o - | FileCheck %s --check-prefix=NOPLAN
 #include <fcntl.h>
@@ -23,14 +27,14 @@ int main(int argc, char *argv[])
     }
     return 0;
 }
-// REMARK: copy-loop.c:21:17: remark: plan cluster #1 (copy-offload): read at copy-loop.c:21 matched (100 calls recorded there) [-Rpass-analysis=syscluster]
-// REMARK: copy-loop.c:22:9: remark: plan cluster #1 (copy-offload): write at copy-loop.c:22 matched
+// REMARK: copy-loop.c:25:17: remark: plan cluster #1 (copy-offload): read at copy-loop.c:25 matched (100 calls recorded there) [-Rpass-analysis=syscluster]
+// REMARK: copy-loop.c:26:9: remark: plan cluster #1 (copy-offload): write at copy-loop.c:26 matched
 // The guard read (before the rotated loop) and the write: a branch between.
-// REMARK: remark: plan cluster #1 (copy-offload): read at copy-loop.c:21 -> write at copy-loop.c:22 is not a clusterable region: linearity: a branch
+// REMARK: remark: plan cluster #1 (copy-offload): read at copy-loop.c:25 -> write at copy-loop.c:26 is not a clusterable region: linearity: a branch
 // The loop's read comes after the write in the rotated body.
-// REMARK: remark: plan cluster #1 (copy-offload): read at copy-loop.c:21 -> write at copy-loop.c:22 is not a clusterable region: dominance: read at copy-loop.c:21 does not dominate write at copy-loop.c:22 (it comes after it in the block)
-// REMARK: copy-loop.c:22:9: remark: plan cluster #1 (copy-offload): write at copy-loop.c:22 -> read at copy-loop.c:21 is a clusterable region (dominance, safety, convexity, argument safety, linearity hold) [-Rpass-analysis=syscluster]
-// REMARK: copy-loop.c:22:9: remark: plan cluster #1 (copy-offload): the loop of write at copy-loop.c:22 -> read at copy-loop.c:21 became one looped multi-call {{.*}} [-Rpass=syscluster]
+// REMARK: remark: plan cluster #1 (copy-offload): read at copy-loop.c:25 -> write at copy-loop.c:26 is not a clusterable region: dominance: read at copy-loop.c:25 does not dominate write at copy-loop.c:26 (it comes after it in the block)
+// REMARK: copy-loop.c:26:9: remark: plan cluster #1 (copy-offload): write at copy-loop.c:26 -> read at copy-loop.c:25 is a clusterable region (dominance, safety, convexity, argument safety, linearity hold) [-Rpass-analysis=syscluster]
+// REMARK: copy-loop.c:26:9: remark: plan cluster #1 (copy-offload): the loop of write at copy-loop.c:26 -> read at copy-loop.c:25 became one looped multi-call {{.*}} [-Rpass=syscluster]
 
 // IR-LABEL: define {{.*}} @main(
 // IR: [[FIRST:%.*]] = call i64 @read(i32 noundef [[IN:%.*]], ptr noundef nonnull [[BUF:%.*]], i64 noundef 4096)
