@@ -156,12 +156,17 @@ pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
     let mut buf = vec![0u8; (to - from) as usize];
     f.read_exact_at(&mut buf, from)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(fnv1a(&buf))
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 lowercase hex digits.
+pub fn fnv1a(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in buf {
-        h ^= b as u64;
+    for b in bytes {
+        h ^= *b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    Ok(format!("{h:016x}"))
+    format!("{h:016x}")
 }
 
 /// FNV-1a (64 bits, as 16 hex digits) of line `line` (from 1) of `path`
@@ -178,12 +183,7 @@ pub fn source_hash(path: &Path, line: u32) -> Result<String, String> {
     let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
     let start = l.iter().position(|b| !blank(b)).unwrap_or(l.len());
     let end = l.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in &l[start..end.max(start)] {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    Ok(format!("{h:016x}"))
+    Ok(fnv1a(&l[start..end.max(start)]))
 }
 
 impl Plan {
@@ -467,5 +467,22 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
         share_of_run: r.saving.share_of_run,
         applicable_here: r.applicable_here,
         evidence: r.evidence.clone(),
+    }
+}
+
+#[cfg(test)]
+mod source_hash_tests {
+    use super::*;
+
+    #[test]
+    fn source_hash_is_the_line_without_its_blanks() {
+        let p = std::env::temp_dir().join(format!("sc-source-hash-{}.c", std::process::id()));
+        std::fs::write(&p, "int a;\n\t  write(out, buf, n);  \r\nint b;\n").unwrap();
+        let line2 = source_hash(&p, 2).unwrap();
+        assert_eq!(line2, fnv1a(b"write(out, buf, n);"));
+        assert_ne!(line2, source_hash(&p, 1).unwrap());
+        assert!(source_hash(&p, 0).is_err());
+        assert!(source_hash(&p, 9).is_err());
+        std::fs::remove_file(&p).unwrap();
     }
 }

@@ -177,13 +177,9 @@ fn remark_flags(dir: &Path, args: &[OsString]) -> Result<Vec<OsString>, Failure>
     let named = args.iter().position(|a| a == "-o").and_then(|i| args.get(i + 1)).unwrap_or(srcs[0]);
     let abs = std::path::absolute(Path::new(named)).unwrap_or_else(|_| PathBuf::from(named));
     let base = abs.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in abs.as_os_str().as_encoded_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = syscluster_advise::plan::fnv1a(abs.as_os_str().as_encoded_bytes());
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let file = dir.join(format!("{base}-{h:016x}.opt.yaml"));
+    let file = dir.join(format!("{base}-{h}.opt.yaml"));
     Ok(vec![
         "-fsave-optimization-record=yaml".into(),
         cat("-foptimization-record-file=", file.as_os_str()),
