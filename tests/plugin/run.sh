@@ -101,4 +101,15 @@ for size in 0 1 4095 4096 4097 81920 947200 2390753; do
 done
 check "$ROOT/tests/corpus/copy.c"
 check "$ROOT/tests/plugin/copy_report.c"
+
+# --remarks under make -j: translation units compiled at once, one file each.
+cd "$T"
+for src in "$ROOT/tests/corpus/copy.c" "$ROOT/tests/plugin/copy_report.c"; do
+  d=$(basename "$src" .c)
+  "$BIN" cc --plan "$d/plan.json" --remarks "$T/remarks-j" -O2 -g -c "$src" -o "$d.o" &
+done
+wait
+[ "$(ls remarks-j | wc -l)" -eq 2 ] || fail "--remarks: $(ls remarks-j | wc -l) files for two translation units"
+[ "$(grep -l 'Name:.*Clustered' remarks-j/* | wc -l)" -eq 2 ] || fail "--remarks: a translation unit's remarks are missing"
+echo "plugin test: --remarks: one file per translation unit compiled in parallel"
 echo "plugin test: PASS"
