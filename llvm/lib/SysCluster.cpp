@@ -406,6 +406,8 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       Replaced[A->S.Call] = {MC, C.Id};
       Replaced[B->S.Call] = {MC, C.Id};
       Changed.insert(F);
+      // The dominator tree and alias analysis of F describe the loop just erased.
+      FAM.invalidate(*F, PreservedAnalyses::none());
     }
   if (!Tried && !Already)
     missed(Matched.front()->S.Call, "Region",
