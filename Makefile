@@ -10,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 BIN := target/release/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test browser test-rust test-c bench clean
+.PHONY: all deps build corpus demo test browser test-rust test-c test-llvm bench clean
 
 all: build
 
@@ -19,6 +19,7 @@ deps:
 
 build: deps corpus
 	$(MAKE) -s -C libmulticall
+	$(MAKE) -s -C llvm
 	$(CARGO) build --release --locked
 
 corpus:
@@ -27,7 +28,7 @@ corpus:
 demo: build
 	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build browser test-rust test-c
+test: build browser test-rust test-c test-llvm
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
 browser:
@@ -40,6 +41,13 @@ test-c:
 	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
 
+# The compiler plugin: lit + FileCheck (llvm/test), then the copy programs
+# built with `syscluster cc` against the plain build, under faults
+# (tests/plugin/run.sh).
+test-llvm:
+	$(MAKE) -C llvm test
+	BIN=$(CURDIR)/$(BIN) tests/plugin/run.sh
+
 bench: build
 	@scripts/install-deps.sh --bench
 	$(MAKE) -C libmulticall bench
@@ -50,4 +58,5 @@ clean:
 	$(MAKE) -C libmulticall clean
 	$(MAKE) -C runtime clean
 	$(MAKE) -C tests/corpus clean
+	$(MAKE) -C llvm clean
 	rm -rf build
