@@ -700,6 +700,20 @@ static int attached(struct sc_slot *s, int fd, struct sc_fdent *e)
     return s->gen == e->gen && s->fd >= 0 && (s->fd == fd || e->shares);
 }
 
+/* bind_slot's end: fd's entry names slot s (locked, as is bind_lock). */
+static struct sc_slot *bound(struct sc_fdent *e, struct sc_slot *s, const struct stat *st, int shares)
+{
+    e->slot = (uint8_t)(s - G.slots);
+    e->gen = s->gen;
+    e->shares = (uint8_t)shares;
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->has_inode = 1;
+    sc_slot_unlock(s);
+    sc_spin_unlock(&G.bind_lock);
+    return s;
+}
+
 /* Binds a slot to fd.  A file has at most one slot: if another fd holds
  * the file's slot, fd joins it when the two are one open file description
  * (a dup, `prog > log 2>&1`: the same offset, so the bytes of both can go
@@ -732,17 +746,8 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     }
     if (s && s->fd != fd) {
         sc_slot_lock(s);
-        if (s->fd >= 0 && s->dev == st.st_dev && s->ino == st.st_ino && same_description(fd, s->fd)) {
-            e->slot = (uint8_t)(s - G.slots);
-            e->gen = s->gen;
-            e->shares = 1;
-            e->dev = st.st_dev;
-            e->ino = st.st_ino;
-            e->has_inode = 1;
-            sc_slot_unlock(s);
-            sc_spin_unlock(&G.bind_lock);
-            return s;
-        }
+        if (s->fd >= 0 && s->dev == st.st_dev && s->ino == st.st_ino && same_description(fd, s->fd))
+            return bound(e, s, &st, 1);
         sc_slot_unlock(s);
     }
     if (!s)
@@ -781,15 +786,7 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     s->ino = st.st_ino;
     s->append = (fl & O_APPEND) != 0;
     s->gen++;
-    e->slot = (uint8_t)(s - G.slots);
-    e->gen = s->gen;
-    e->shares = 0;
-    e->dev = st.st_dev;
-    e->ino = st.st_ino;
-    e->has_inode = 1;
-    sc_slot_unlock(s);
-    sc_spin_unlock(&G.bind_lock);
-    return s;
+    return bound(e, s, &st, 0);
 }
 
 /* Every 64th deferred write: has the guardian stopped beating while
