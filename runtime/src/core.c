@@ -250,6 +250,20 @@ static void drop_held(struct sc_slot *s, const char *why)
     unhold(s);
 }
 
+/* The process ends or execs: held bytes can no longer be retried. */
+void sc_drop_held(const char *why)
+{
+    if (sc_likely(atomic_load(&n_held) == 0))
+        return;
+    sc_enter();
+    for (unsigned i = 0; i < SC_NSLOTS && atomic_load(&n_held); i++) {
+        sc_slot_lock(&G.slots[i]);
+        drop_held(&G.slots[i], why);
+        sc_slot_unlock(&G.slots[i]);
+    }
+    sc_leave();
+}
+
 /* In a fork child: the bytes belong to the parent, which retries them. */
 void sc_forget_held(void)
 {
@@ -1253,8 +1267,7 @@ void sc_process_end(void)
     if (m == SC_ACTIVE)
         sc_quiesce(SC_WT);
     sc_guardian_stop();
-    for (unsigned i = 0; i < SC_NSLOTS && atomic_load(&n_held); i++)
-        drop_held(&G.slots[i], "the program did not write to the file again");
+    sc_drop_held("the program did not write to the file again");
     if (sc_attn() & SC_ERRS) {
         size_t top = atomic_load(&G.fd_hi);
         for (size_t fd = 0; fd < top; fd++)

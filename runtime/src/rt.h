@@ -197,6 +197,7 @@ static inline void sc_publish(void)
 void sc_quiesce(int mode) SC_HIDDEN;
 int sc_observe(int fd, int take_err) SC_HIDDEN;
 void sc_forget_held(void) SC_HIDDEN;
+void sc_drop_held(const char *why) SC_HIDDEN;
 int sc_take_err(int fd) SC_HIDDEN;
 void sc_forget(int fd) SC_HIDDEN;
 void sc_forget_range(unsigned lo, unsigned hi) SC_HIDDEN;

@@ -35,6 +35,7 @@ void sc_exec_prepare(int *saved)
     /* No more deferring: threads that exec kills must not hold bytes. */
     if (*saved == SC_ACTIVE)
         sc_quiesce(SC_WT);
+    sc_drop_held("the program execs");
     sc_guardian_stop();
 }
 
