@@ -62,7 +62,6 @@ struct sc_slot {
     _Atomic int flushing; /* a flush's write is in flight */
     int64_t flush_pos;    /* offset (size, for O_APPEND) before that flush */
     uint64_t n_writes, n_flushes, n_bytes, n_lost;
-    int held;          /* errno of a failed flush whose unwritten bytes the slot keeps */
 };
 
 struct sc_fdent {
