@@ -198,16 +198,10 @@ static void unhold(struct sc_slot *s)
     atomic_fetch_sub(&G.attn, 1);
 }
 
-/* Writes the held bytes of s (slot lock held): 0 when all are out, else
- * the errno, and the rest stays held. */
-static int write_held(struct sc_slot *s)
+/* Writes s's bytes from `done` on through its fd: 0 when all are out, else
+ * the errno, and they are held from where the write stopped. */
+static int write_rest(struct sc_slot *s, size_t done)
 {
-    int64_t pos = flush_position(s);
-    if (pos < 0)
-        return (int)-pos;
-    s->flush_pos = pos;
-    atomic_store(&s->flushing, 1);
-    size_t done = 0;
     while (done < s->len) {
         long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
         if (r > 0)
@@ -217,6 +211,21 @@ static int write_held(struct sc_slot *s)
             return HELD(s);
         }
     }
+    return 0;
+}
+
+/* Writes the held bytes of s (slot lock held): 0 when all are out, else
+ * the errno, and the rest stays held. */
+static int write_held(struct sc_slot *s)
+{
+    int64_t pos = flush_position(s);
+    if (pos < 0)
+        return (int)-pos;
+    s->flush_pos = pos;
+    atomic_store(&s->flushing, 1);
+    int err = write_rest(s, 0);
+    if (err)
+        return err;
     s->len = 0;
     atomic_store(&s->flushing, 0);
     unhold(s);
@@ -921,21 +930,9 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     }
     /* Part of the deferred bytes went out: finish them (the buffer stays
      * untouched while flushing is set, for the guardian's recovery). */
-    size_t done = (size_t)r;
-    int err = 0;
-    while (done < s->len) {
-        long w = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
-        if (w > 0)
-            done += (size_t)w;
-        else if (w != -EINTR) {
-            err = w == 0 ? EIO : (int)-w;
-            break;
-        }
-    }
-    if (err) {
-        keep(s, done, err);
+    int err = write_rest(s, (size_t)r);
+    if (err)
         return -err;
-    }
     s->len = 0;
     atomic_store(&s->flushing, 0);
     clear_pending(s);
