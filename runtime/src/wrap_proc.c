@@ -7,6 +7,7 @@
 #include "sys.h"
 
 #include <dlfcn.h>
+#include <linux/futex.h>
 #include <errno.h>
 #include <mqueue.h>
 #include <sched.h>
@@ -34,6 +35,7 @@ void sc_exec_prepare(int *saved)
     /* No more deferring: threads that exec kills must not hold bytes. */
     if (*saved == SC_ACTIVE)
         sc_quiesce(SC_WT);
+    sc_drop_held("the program execs");
     sc_guardian_stop();
 }
 
@@ -112,6 +114,7 @@ SC_EXPORT pid_t _Fork(void)
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
+        sc_forget_held();
         sc_guardian_forget();
         sc_plan_forked();
     }
@@ -400,6 +403,26 @@ static int harmless(long n)
     }
 }
 
+/* A futex operation that wakes waiters of a futex other processes can wait
+ * on (not FUTEX_PRIVATE_FLAG). */
+static int futex_wakes(long op)
+{
+    if (op & FUTEX_PRIVATE_FLAG)
+        return 0;
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAKE:
+    case FUTEX_WAKE_OP:
+    case FUTEX_WAKE_BITSET:
+    case FUTEX_REQUEUE:
+    case FUTEX_CMP_REQUEUE:
+    case FUTEX_UNLOCK_PI:
+    case FUTEX_CMP_REQUEUE_PI:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 SC_EXPORT long syscall(long n, ...)
 {
     va_list ap;
@@ -414,6 +437,8 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
+    if (n == SYS_futex && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && futex_wakes(b))
+        sc_publish(); /* waking another process: a message (wrap_sync.c) */
     if (!sc_live() || harmless(n))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
