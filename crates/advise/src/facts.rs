@@ -100,9 +100,8 @@ impl<'p> Facts<'p> {
             .iter()
             .map(|v| ((v.syscall.as_str(), v.position), v))
             .collect();
-        let kmod = opts.kmod_device.exists();
-        let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-            .map_or(true, |s| s.trim() == "0");
+        let kmod = crate::host::kmod_usable(&opts.kmod_device);
+        let uring = crate::host::uring_usable();
         let mut f = Facts {
             p,
             opts,
@@ -562,7 +561,7 @@ impl<'p> Facts<'p> {
                     (false, _) => no(&forbidden.join(", ")),
                     (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
                     (true, false) => format!(
-                        "one crossing for the whole multi-call; not on this machine (no {})",
+                        "one crossing for the whole multi-call; not on this machine (no multicall module answers at {})",
                         self.opts.kmod_device.display()
                     ),
                 },
