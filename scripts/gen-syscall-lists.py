@@ -7,9 +7,11 @@ wrappers) and data/syscalls_x86_64.tsv (numbers and names).
     scripts/gen-syscall-lists.py           rewrite the generated files
     scripts/gen-syscall-lists.py --check   exit 1, naming them, if any is stale
 
-The generated files are committed; `make check-generated` (run by `make
-test`) fails when one differs from what this script writes. data/README.md
-says which file serves whom.
+It writes crates/model/src/syscall_lists.rs (Rust) and data/gen/syscall_lists.h
+(C, for libmulticall, the preload runtime, the kernel module and the compiler
+plugin). The generated files are committed; `make check-generated` (run by
+`make test`) fails when one differs from what this script writes.
+data/README.md says which file serves whom.
 """
 import os
 import re
@@ -199,157 +201,96 @@ def rust(rows):
 
 # ---- C ----------------------------------------------------------------------
 
-def c_switch(out, fn_sig, rows, pred, yes="1", no="0", case_body=None, indent="\t"):
-    """A function whose body is one switch over the __NR_ numbers of rows
-    matching pred; every case guarded, so headers lacking a call still build."""
-    out.append(fn_sig)
-    out.append("{")
-    out.append(f"{indent}switch (nr) {{")
-    for r in rows:
-        if not pred(r):
-            continue
-        n = r["name"]
-        out.append(f"#ifdef __NR_{n}")
-        if case_body:
-            out.append(f"{indent}case __NR_{n}:")
-            out.append(f"{indent}\t{case_body(r)}")
-        else:
-            out.append(f"{indent}case __NR_{n}:")
-        out.append("#endif")
-    if not case_body:
-        out.append(f"{indent}\treturn {yes};")
-    out.append(f"{indent}default:")
-    out.append(f"{indent}\treturn {no};")
-    out.append(f"{indent}}}")
-    out.append("}")
-    out.append("")
-
-
-def cond_expr(cond, args):
-    i, op, v = cond
-    return f"{args}[{i}] == {v}" if op == "=" else f"({args}[{i}] & {v}) != 0"
-
-
-def refused_fn(out, name, rows, with_refs):
-    """1 when a call may not run inside a multi-call."""
-    if with_refs:
-        out.append(f"/* 1 when call nr with these arguments may not run inside a multi-call (why:")
-        out.append(" * data/syscall_properties.tsv); an argument the refusal tests that is a")
-        out.append(" * reference is refused too (its value is not known before the run). */")
-        out.append(f"static inline int {name}(long nr, const long *args, const unsigned char *ref)")
-    else:
-        out.append(f"/* 1 when call nr with these arguments may not run inside a multi-call")
-        out.append(" * (why: scl_multicall_refusal). */")
-        out.append(f"static inline int {name}(long nr, const long *args)")
+def c_switch(out, doc, sig, rows, always=lambda r: False, cond=lambda r: None, args="args", ref=None,
+             value=None, no="0"):
+    """A C function over the __NR_ numbers: one switch, each case under
+    #ifdef so that headers lacking a call still build.  Rows where always()
+    holds return 1 (or value(row)); rows with a cond() test their argument
+    (refused too when ref is given and the argument is a reference)."""
+    out.append(f"/* {doc} */")
+    out.append(sig)
     out.append("{")
     out.append("\tswitch (nr) {")
     for r in rows:
-        if r["refused"]:
+        if always(r):
             out.append(f"#ifdef __NR_{r['name']}")
             out.append(f"\tcase __NR_{r['name']}:")
+            if value:
+                out.append(f"\t\treturn {value(r)};")
             out.append("#endif")
-    out.append("\t\treturn 1;")
+    if not value and any(always(r) for r in rows):
+        out.append("\t\treturn 1;")
     for r in rows:
-        if r["refused_if"]:
-            i = r["refused_if"][0]
-            e = cond_expr(r["refused_if"], "args")
-            if with_refs:
-                e = f"ref[{i}] || {e}"
-            out.append(f"#ifdef __NR_{r['name']}")
-            out.append(f"\tcase __NR_{r['name']}:")
-            out.append(f"\t\treturn {e};")
-            out.append("#endif")
+        c = cond(r)
+        if not c:
+            continue
+        i, op, v = c
+        e = f"{args}[{i}] == {v}" if op == "=" else f"({args}[{i}] & {v}) != 0"
+        if ref:
+            e = f"({ref} && {ref}[{i}]) || {e}"
+        out.append(f"#ifdef __NR_{r['name']}")
+        out.append(f"\tcase __NR_{r['name']}:")
+        out.append(f"\t\treturn {e};")
+        out.append("#endif")
     out.append("\tdefault:")
-    out.append("\t\treturn 0;")
+    out.append(f"\t\treturn {no};")
     out.append("\t}")
     out.append("}")
     out.append("")
 
 
-def libmulticall_h(rows):
-    out = [f"/* SPDX-License-Identifier: MIT */", f"/* {HEADER}",
-           " * libmulticall's system call lists (data/README.md).  Needs <sys/syscall.h>. */",
-           "#ifndef MC_SYSCALL_LISTS_H", "#define MC_SYSCALL_LISTS_H", ""]
-    refused_fn(out, "__mc_refused", rows, True)
-    out.append("/* 1 when a call may change the descriptor table or status flags: the")
-    out.append(" * per-run classification of descriptors is dropped after it. */")
-    c_switch(out, "static inline int __mc_changes_fds(long nr)", rows, KEEPS, yes="0", no="1")
-    out.append("/* 1 when the uring backend has an operation for the call (uring.c decides,")
-    out.append(" * from the descriptor and the arguments, whether this one goes to the ring). */")
-    c_switch(out, "static inline int __mc_uring_call(long nr)", rows, URING)
+def c_header(rows):
+    """One header for every C and C++ consumer: libmulticall, the preload
+    runtime, the kernel module, the compiler plugin.  Plain C, no includes,
+    no libc."""
+    refused_any = lambda r: r["refused"] or r["refused_if"] or r["refused_self"]
+    out = ["/* SPDX-License-Identifier: MIT */", f"/* {HEADER}",
+           " * The system call lists of libmulticall, the preload runtime, the kernel module",
+           " * and the compiler plugin (data/README.md).  Plain C with no includes: include",
+           " * <asm/unistd.h> (kernel) or <sys/syscall.h> first, for the __NR_ numbers, and",
+           " * <liburing.h> first for the io_uring opcodes.  The numbers in",
+           " * scl_libc_functions[] are x86_64's. */",
+           "#ifndef SYSCLUSTER_SYSCALL_LISTS_H", "#define SYSCLUSTER_SYSCALL_LISTS_H", ""]
+    c_switch(out, "1 when call nr with these arguments may not run inside a multi-call (why:\n"
+             " * scl_multicall_refusal); with ref (struct mc_call's), an argument the refusal\n"
+             " * tests that is a reference is refused too: its value is not known before the run.",
+             "static inline int scl_multicall_refused(long nr, const long *args, const unsigned char *ref)",
+             rows, always=REFUSED, cond=lambda r: r["refused_if"], ref="ref")
+    c_switch(out, "1 when the call is refused only when its fd is the multi-call device itself.",
+             "static inline int scl_multicall_refused_on_device(long nr)", rows,
+             always=lambda r: r["refused_self"])
+    c_switch(out, "Why a call is refused in a multi-call, NULL when it is not.",
+             "static inline const char *scl_multicall_refusal(long nr)", rows, always=refused_any,
+             value=lambda r: c_str(r["why"]), no="(const char *)0")
+    c_switch(out, "1 when the call creates descriptors.", "static inline int scl_opens_fd(long nr)",
+             rows, always=OPENS)
+    c_switch(out, "1 when the call closes descriptors.", "static inline int scl_closes_fd(long nr)",
+             rows, always=CLOSES)
+    c_switch(out, "1 when the call is known to leave the descriptor table and status flags alone.",
+             "static inline int scl_keeps_fds(long nr)", rows, always=KEEPS)
+    c_switch(out, "2 when the call waits by design, 1 when it may wait, 0 when it works.",
+             "static inline int scl_blocks(long nr)", rows, always=lambda r: r["blocks"] != "-",
+             value=lambda r: "2" if r["blocks"] == "waits" else "1")
+    c_switch(out, "1 when the call writes no user memory (only its result comes back).",
+             "static inline int scl_no_output(long nr)", rows, always=NO_OUTPUT)
+    c_switch(out, "1 when another process cannot observe call nr with these arguments (the\n"
+             " * preload runtime need not publish deferred writes before it).",
+             "static inline int scl_harmless(long nr, const long *args)", rows, always=HARMLESS,
+             cond=lambda r: r["harmless_if"])
+    c_switch(out, "1 when libmulticall's uring backend has an operation for the call (src/uring.c\n"
+             " * decides, from the descriptor and the arguments, whether this one goes to the ring).",
+             "static inline int scl_uring_call(long nr)", rows, always=URING)
     out.append("#ifdef LIB_URING_H")
-    out.append("/* The io_uring opcode the uring backend submits for the call, -1 for none. */")
-    c_switch(out, "static inline int __mc_uring_opcode(long nr)", rows, URING, no="-1",
-             case_body=lambda r: f"return {r['uring']};")
+    c_switch(out, "The io_uring opcode the uring backend submits for the call, -1 for none.",
+             "static inline int scl_uring_opcode(long nr)", rows, always=URING,
+             value=lambda r: r["uring"], no="-1")
     out.append("/* Every opcode the uring backend submits: a ring must support them all. */")
-    ops = sorted({r["uring"] for r in rows if URING(r)})
-    out.append("static const unsigned char __mc_uring_opcodes[] = {")
-    for op in ops:
+    out.append("static const unsigned char scl_uring_opcodes[] = {")
+    for op in sorted({r["uring"] for r in rows if URING(r)}):
         out.append(f"\t{op},")
     out.append("};")
     out.append("#endif")
     out.append("")
-    out.append("#endif")
-    return "\n".join(out) + "\n"
-
-
-def runtime_h(rows):
-    out = [f"/* {HEADER}",
-           " * The preload runtime's system call lists (data/README.md).  Needs <sys/syscall.h>. */",
-           "#ifndef SC_SYSCALL_LISTS_H", "#define SC_SYSCALL_LISTS_H", ""]
-    out.append("/* 1 when another process cannot observe call n with these arguments: the")
-    out.append(" * runtime need not publish deferred writes before it. */")
-    out.append("static inline int sc_harmless(long n, const long *args)")
-    out.append("{")
-    out.append("    switch (n) {")
-    for r in rows:
-        if HARMLESS(r):
-            out.append(f"#ifdef __NR_{r['name']}")
-            out.append(f"    case __NR_{r['name']}:")
-            out.append("#endif")
-    out.append("        return 1;")
-    for r in rows:
-        if r["harmless_if"]:
-            out.append(f"#ifdef __NR_{r['name']}")
-            out.append(f"    case __NR_{r['name']}:")
-            out.append(f"        return {cond_expr(r['harmless_if'], 'args')};")
-            out.append("#endif")
-    out.append("    default:")
-    out.append("        return 0;")
-    out.append("    }")
-    out.append("}")
-    out.append("")
-    out.append("#endif")
-    return "\n".join(out) + "\n"
-
-
-def shared_h(rows):
-    """For the kernel module, the compiler plugin and any other C or C++
-    consumer: plain C, no includes, no libc."""
-    out = [f"/* SPDX-License-Identifier: MIT */", f"/* {HEADER}",
-           " * System call lists for the kernel module (kmod/), the compiler plugin (llvm/)",
-           " * and any other C or C++ consumer (data/README.md).  Plain C with no includes:",
-           " * include <asm/unistd.h> (kernel) or <sys/syscall.h> first, for the __NR_ numbers.",
-           " * Numbers in the tables are x86_64's. */",
-           "#ifndef SYSCLUSTER_SYSCALL_LISTS_H", "#define SYSCLUSTER_SYSCALL_LISTS_H", ""]
-    refused_fn(out, "scl_multicall_refused", rows, False)
-    out.append("/* 1 when the call is refused only when its fd is the multi-call device itself. */")
-    c_switch(out, "static inline int scl_multicall_refused_on_device(long nr)", rows, lambda r: r["refused_self"])
-    out.append("/* Why a call is refused in a multi-call, NULL when it is not. */")
-    c_switch(out, "static inline const char *scl_multicall_refusal(long nr)", rows,
-             lambda r: r["refused"] or r["refused_if"] or r["refused_self"], no="(const char *)0",
-             case_body=lambda r: f"return {c_str(r['why'])};")
-    out.append("/* 1 when the call creates descriptors. */")
-    c_switch(out, "static inline int scl_opens_fd(long nr)", rows, OPENS)
-    out.append("/* 1 when the call closes descriptors. */")
-    c_switch(out, "static inline int scl_closes_fd(long nr)", rows, CLOSES)
-    out.append("/* 1 when the call is known to leave the descriptor table and flags alone. */")
-    c_switch(out, "static inline int scl_keeps_fds(long nr)", rows, KEEPS)
-    out.append("/* 2 when the call waits by design, 1 when it may wait, 0 when it works. */")
-    c_switch(out, "static inline int scl_blocks(long nr)", rows, lambda r: r["blocks"] != "-",
-             case_body=lambda r: "return 2;" if r["blocks"] == "waits" else "return 1;")
-    out.append("/* 1 when the call writes no user memory (only its result comes back). */")
-    c_switch(out, "static inline int scl_no_output(long nr)", rows, NO_OUTPUT)
     out.append("/* glibc functions that issue a system call (x86_64, glibc 2.36), fortified")
     out.append(" * forms included; size_arg: the argument a _chk form adds for the buffer's")
     out.append(" * size (-1 for none). */")
@@ -374,9 +315,7 @@ def shared_h(rows):
 
 OUTPUTS = {
     "crates/model/src/syscall_lists.rs": rust,
-    "libmulticall/src/syscall_lists.h": libmulticall_h,
-    "runtime/src/syscall_lists.h": runtime_h,
-    "data/gen/syscall_lists.h": shared_h,
+    "data/gen/syscall_lists.h": c_header,
 }
 
 

@@ -14,7 +14,7 @@
 
 #include "multicall.h"
 #include "syscall.h"
-#include "syscall_lists.h" /* generated from data/syscall_properties.tsv */
+#include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
 #define __mc_hidden __attribute__((visibility("hidden")))
 #define __mc_likely(x) __builtin_expect(!!(x), 1)
@@ -187,6 +187,12 @@ static inline long __mc_exec_one(struct mc_ctx *ctx, struct mc_call *c, unsigned
 	ctx->stats.direct++;
 	ctx->stats.calls++;
 	return r;
+}
+
+/* Calls after which cached descriptor classes may be wrong. */
+static inline int __mc_changes_fds(long nr)
+{
+	return !scl_keeps_fds(nr);
 }
 
 /* Classification. */

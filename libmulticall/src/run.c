@@ -23,7 +23,7 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 	for (i = 0; i < n; i++) {
 		if (c[i].flags & ~MC_CALL_FLAGS)
 			return -EINVAL;
-		if (__mc_refused(c[i].nr, c[i].args, c[i].ref))
+		if (scl_multicall_refused(c[i].nr, c[i].args, c[i].ref))
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;

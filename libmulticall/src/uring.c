@@ -39,10 +39,10 @@ static int ring_create(struct mc_ctx *ctx)
 	/* Every opcode the backend may submit (data/syscall_properties.tsv),
 	 * or none: a call the ring refused would fail where direct succeeds. */
 	probe = io_uring_get_probe_ring(ring);
-	for (i = 0; probe && i < sizeof(__mc_uring_opcodes); i++)
-		if (!io_uring_opcode_supported(probe, __mc_uring_opcodes[i]))
+	for (i = 0; probe && i < sizeof(scl_uring_opcodes); i++)
+		if (!io_uring_opcode_supported(probe, scl_uring_opcodes[i]))
 			break;
-	if (!probe || i < sizeof(__mc_uring_opcodes)) {
+	if (!probe || i < sizeof(scl_uring_opcodes)) {
 		if (probe)
 			io_uring_free_probe(probe);
 		io_uring_queue_exit(ring);
@@ -149,7 +149,7 @@ int __mc_uring_expressible(struct __mc_run *run, unsigned i)
 	long fd = cl->args[0];
 
 	/* The table says which calls the backend runs; the switch, how. */
-	if (!__mc_uring_call(cl->nr))
+	if (!scl_uring_call(cl->nr))
 		return 0;
 	switch (cl->nr) {
 	case SYS_read:

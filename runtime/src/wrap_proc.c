@@ -5,7 +5,7 @@
  * byte the program wrote before. */
 #include "rt.h"
 #include "sys.h"
-#include "syscall_lists.h" /* generated from data/syscall_properties.tsv */
+#include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -379,7 +379,7 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
-    if (!sc_live() || sc_harmless(n, (const long[6]){a, b, c, d, e, f}))
+    if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
         sc_plan_tsc((unsigned long)b);
