@@ -39,10 +39,10 @@ def read_numbers():
 
 
 def parse_cond(text, where):
-    """'argN=V' or 'argN&M' -> (N, op, V)."""
-    m = re.fullmatch(r"arg([0-5])([=&])(-?\d+)", text)
+    """'argN=V', 'argN!=V' or 'argN&M' -> (N, op, V)."""
+    m = re.fullmatch(r"arg([0-5])(=|!=|&)(-?\d+)", text)
     if not m:
-        raise TableError(f"{where}: bad condition {text!r} (want argN=V or argN&M, N 0..5)")
+        raise TableError(f"{where}: bad condition {text!r} (want argN=V, argN!=V or argN&M, N 0..5)")
     return int(m.group(1)), m.group(2), int(m.group(3))
 
 
@@ -93,8 +93,6 @@ def read_props(nrs):
         r["harmless_if"] = None
         if h.startswith("yes:"):
             r["harmless_if"] = parse_cond(h[4:], where)
-            if r["harmless_if"][1] != "&":
-                raise TableError(f"{where}: harmless tests a bit with '&'")
         elif h not in ("-", "yes"):
             raise TableError(f"{where}: harmless is yes, yes:argN&M or -, not {h!r}")
         if r["output"] not in ("-", "none"):
@@ -186,7 +184,7 @@ def rust(rows):
     lst("Calls known to leave the descriptor table and status flags alone.", "KEEPS_FDS", names(rows, KEEPS))
     lst("Calls that wait by design: time inside them is blocked time.", "WAITS", names(rows, WAITS))
     lst("Calls that wait when their object is not ready (pipe, socket, lock, FIFO).", "MAY_WAIT", names(rows, MAY_WAIT))
-    lst("Calls another process cannot observe (always; futex only when private).", "HARMLESS", names(rows, HARMLESS))
+    lst("Calls another process cannot observe whatever their arguments (futex and madvise depend on theirs: not listed).", "HARMLESS", names(rows, HARMLESS))
     lst("Calls that write no user memory: only their result comes back.", "NO_OUTPUT", names(rows, NO_OUTPUT))
     out.append("/// glibc functions that issue a call: (function, system call, fortified,")
     out.append("/// argument carrying the buffer size a `_chk` form adds).")
@@ -225,7 +223,7 @@ def c_switch(out, doc, sig, rows, always=lambda r: False, cond=lambda r: None, a
         if not c:
             continue
         i, op, v = c
-        e = f"{args}[{i}] == {v}" if op == "=" else f"({args}[{i}] & {v}) != 0"
+        e = {"=": f"{args}[{i}] == {v}", "!=": f"{args}[{i}] != {v}", "&": f"({args}[{i}] & {v}) != 0"}[op]
         if ref:
             e = f"({ref} && {ref}[{i}]) || {e}"
         out.append(f"#ifdef __NR_{r['name']}")

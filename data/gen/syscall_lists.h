@@ -843,9 +843,6 @@ static inline int scl_harmless(long nr, const long *args)
 #ifdef __NR_mincore
 	case __NR_mincore:
 #endif
-#ifdef __NR_madvise
-	case __NR_madvise:
-#endif
 #ifdef __NR_nanosleep
 	case __NR_nanosleep:
 #endif
@@ -913,6 +910,10 @@ static inline int scl_harmless(long nr, const long *args)
 	case __NR_futex_wait:
 #endif
 		return 1;
+#ifdef __NR_madvise
+	case __NR_madvise:
+		return args[2] != 9;
+#endif
 #ifdef __NR_futex
 	case __NR_futex:
 		return (args[1] & 128) != 0;
