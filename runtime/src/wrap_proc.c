@@ -5,9 +5,9 @@
  * byte the program wrote before. */
 #include "rt.h"
 #include "sys.h"
+#include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
 #include <dlfcn.h>
-#include <linux/futex.h>
 #include <errno.h>
 #include <mqueue.h>
 #include <sched.h>
@@ -367,62 +367,6 @@ SC_EXPORT int prctl(int op, ...)
     return SC_REAL(prctl)(op, a, b, c, d);
 }
 
-static int harmless(long n)
-{
-    switch (n) {
-    case SYS_futex:
-    case SYS_futex_waitv:
-    case SYS_getrandom:
-    case SYS_gettid:
-    case SYS_getpid:
-    case SYS_getppid:
-    case SYS_clock_gettime:
-    case SYS_clock_getres:
-    case SYS_clock_nanosleep:
-    case SYS_nanosleep:
-    case SYS_gettimeofday:
-    case SYS_time:
-    case SYS_sched_yield:
-    case SYS_sched_getaffinity:
-    case SYS_getcpu:
-    case SYS_membarrier:
-    case SYS_rseq:
-    case SYS_set_robust_list:
-    case SYS_get_robust_list:
-    case SYS_getuid:
-    case SYS_geteuid:
-    case SYS_getgid:
-    case SYS_getegid:
-    case SYS_rt_sigprocmask:
-    case SYS_madvise:
-    case SYS_mprotect:
-    case SYS_mincore:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* A futex operation that wakes waiters of a futex other processes can wait
- * on (not FUTEX_PRIVATE_FLAG). */
-static int futex_wakes(long op)
-{
-    if (op & FUTEX_PRIVATE_FLAG)
-        return 0;
-    switch (op & FUTEX_CMD_MASK) {
-    case FUTEX_WAKE:
-    case FUTEX_WAKE_OP:
-    case FUTEX_WAKE_BITSET:
-    case FUTEX_REQUEUE:
-    case FUTEX_CMP_REQUEUE:
-    case FUTEX_UNLOCK_PI:
-    case FUTEX_CMP_REQUEUE_PI:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 SC_EXPORT long syscall(long n, ...)
 {
     va_list ap;
@@ -437,9 +381,9 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
-    if (n == SYS_futex && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && futex_wakes(b))
-        sc_publish(); /* waking another process: a message (wrap_sync.c) */
-    if (!sc_live() || harmless(n))
+    /* Harmless numbers (data/syscall_properties.tsv): another process cannot
+     * observe them; a shared futex wake (wrap_sync.c's messages) is not one. */
+    if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
         sc_plan_tsc((unsigned long)b);

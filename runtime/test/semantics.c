@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -395,6 +396,40 @@ static int end_by(const char *mode)
     return 0;
 }
 
+/* A futex wake on shared memory tells another process something: what the
+ * program wrote before it must be in the file by then.  The child, forked
+ * before the write, waits on the futex and measures the file when woken; the
+ * parent wakes until a wake finds it waiting. */
+static void shared_futex_publishes(void)
+{
+    char *f = path("futex");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(w >= 0 && word != MAP_FAILED, "setup");
+    pid_t child = fork();
+    if (child == 0) {
+        while (syscall(SYS_futex, word, 0 /* FUTEX_WAIT, shared */, 0, NULL, NULL, 0) != 0 && errno == EINTR)
+            ;
+        _exit((int)fsize(w) / 8);
+    }
+    CHECK(child > 0, "fork");
+    CHECK(warm(w, 20) && wr(w, "12345678"), "write");
+    long woken = 0;
+    for (int i = 0; i < 10000 && woken == 0; i++) {
+        woken = syscall(SYS_futex, word, 1 /* FUTEX_WAKE, shared */, 1, NULL, NULL, 0);
+        if (woken == 0)
+            usleep(1000);
+    }
+    int st = 0;
+    waitpid(child, &st, 0);
+    CHECK(woken == 1, "the child never waited");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 21, "the child saw %d bytes at the wake, want 168",
+          WIFEXITED(st) ? WEXITSTATUS(st) * 8 : -1);
+    munmap(word, 4096);
+    close(w);
+    printf("ok shared_futex_publishes\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -416,5 +451,6 @@ int main(int argc, char **argv)
     two_processes_append();
     shared_description_in_order();
     two_opens_in_order();
+    shared_futex_publishes();
     return failures ? 1 : 0;
 }
