@@ -61,7 +61,7 @@ static int validate(const struct mc_kmod_call *c, unsigned int n, bool loop)
 	for (i = 0; i < n; i++) {
 		if (c[i].flags & ~MC_CALL_FLAGS)
 			return -EINVAL;
-		if (mc_forbidden(c[i].nr))
+		if (mc_refused(&c[i]))
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
@@ -74,8 +74,6 @@ static int validate(const struct mc_kmod_call *c, unsigned int n, bool loop)
 			if (loop ? r > n : r > i)
 				return -EINVAL;
 		}
-		if (mc_refused_args(&c[i]))
-			return -EINVAL;
 	}
 	return 0;
 }

@@ -19,9 +19,10 @@
 #include <sys/ioctl.h>
 
 #endif
-#include <linux/prctl.h>
 
-/* Bumped whenever struct mc_call or struct mc_kmod_run changes layout. */
+/* Bumped whenever struct mc_call or struct mc_kmod_run changes layout:
+ * MC_ABI_VERSION of <multicall.h>, which a device must answer to
+ * MC_IOC_VERSION to be taken for the module. */
 #define MC_KMOD_ABI 1
 
 /* struct mc_call of <multicall.h>, as the module reads it (80 bytes). */
@@ -72,25 +73,23 @@ struct mc_kmod_run {
  * MC_KMOD_MAX_CALLS calls; -EFAULT: a bad address; -EPERM: the caller is
  * under a seccomp filter, which the module cannot apply per call).
  */
-#define MC_IOC_VERSION _IO('M', 0x40)                       /* returns MC_KMOD_ABI */
-#define MC_IOC_RUN     _IOWR('M', 0x41, struct mc_kmod_run)
+#ifndef MC_IOC_VERSION /* also in <multicall.h> */
+#define MC_IOC_VERSION _IO('M', 0)                          /* returns MC_KMOD_ABI */
+#endif
+#define MC_IOC_RUN     _IOWR('M', 1, struct mc_kmod_run)
 
 /*
- * Calls allowed in general but not with these arguments, refused by the
- * module and the library alike: the multicall ioctl itself (a multi-call
- * inside a multi-call would escape the bounds), and prctl(PR_SET_SECCOMP),
- * which would let the later entries run unfiltered.  The argument that
- * decides must be a literal.  (The calls refused whatever their arguments
- * come from the project's syscall table: data/, generated.)
+ * The module's own ioctl may not run inside a multi-call (a multi-call in
+ * a multi-call would escape the bounds): refused, by the module and the
+ * library alike, when an ioctl's request is one of the module's, or is not
+ * a literal.  (The calls refused whatever their arguments come from the
+ * project's syscall table: data/syscall_properties.tsv, generated into
+ * data/gen/syscall_lists.h.)
  */
 static inline int mc_kmod_refused_args(long nr, const __s64 *args, const __u8 *ref)
 {
-	if (nr == __NR_ioctl)
-		return ref[1] || (unsigned int)args[1] == MC_IOC_RUN ||
-		       (unsigned int)args[1] == MC_IOC_VERSION;
-	if (nr == __NR_prctl)
-		return ref[0] || args[0] == PR_SET_SECCOMP;
-	return 0;
+	return nr == __NR_ioctl &&
+	       (ref[1] || (unsigned int)args[1] == MC_IOC_RUN || (unsigned int)args[1] == MC_IOC_VERSION);
 }
 
 #endif

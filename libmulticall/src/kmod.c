@@ -12,10 +12,11 @@
 
 _Static_assert(sizeof(struct mc_call) == sizeof(struct mc_kmod_call), "struct mc_call is the module's ABI");
 _Static_assert(MC_MAX_CALLS == MC_KMOD_MAX_CALLS, "one bound");
+_Static_assert(MC_ABI_VERSION == MC_KMOD_ABI, "one ABI version");
 
 int __mc_kmod_open(struct mc_ctx *ctx)
 {
-	long fd = __mc_sys(ctx, SYS_openat, AT_FDCWD, (long)"/dev/multicall", O_RDWR | O_CLOEXEC, 0, 0, 0);
+	long fd = __mc_sys(ctx, SYS_openat, AT_FDCWD, (long)MC_KMOD_DEVICE, O_RDWR | O_CLOEXEC, 0, 0, 0);
 	long v;
 
 	if (fd < 0)

@@ -48,11 +48,6 @@ void t_skip(const char *fmt, ...)
 	exit(T_EXIT_SKIP);
 }
 
-int t_finish(void)
-{
-	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;
-}
-
 /* Is what one of the names of a comma-separated list? */
 static int in_list(const char *list, const char *what)
 {
@@ -72,6 +67,26 @@ static int in_list(const char *list, const char *what)
 int t_required(const char *what)
 {
 	return in_list(getenv("SYSCLUSTER_REQUIRE"), what);
+}
+
+void t_need(const char *cap, const char *fmt, ...)
+{
+	va_list ap;
+	const char *ci = getenv("CI");
+	int req = t_required(cap) || (ci && !strcmp(ci, "true")); /* CI has every capability t_need names */
+
+	printf(req ? "FAIL %s required: " : "SKIP ", cap);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	exit(req ? T_EXIT_FAIL : T_EXIT_SKIP);
+}
+
+int t_finish(void)
+{
+	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;
 }
 
 struct mc_ctx *t_ctx(unsigned backend)

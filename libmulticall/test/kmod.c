@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Description: MC_BACKEND_KMOD with and without the kernel module.
- * Without /dev/multicall (this host: its kernel cannot load modules)
+ * Without it (this host: its kernel cannot load modules; or a bare
+ * /dev/multicall that does not answer MC_IOC_VERSION with MC_ABI_VERSION)
  * mc_ctx_init returns -ENODEV and leaves *ctxp NULL; mc_ctx_new returns
  * NULL with errno untouched; no descriptor is left open.  With the module
  * (the QEMU guest of kmod/guest/run.sh) the context opens, a multi-call
@@ -12,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <string.h>
@@ -31,12 +33,17 @@ int main(void)
 	struct stat st;
 	int r, before = next_fd();
 
-	int device = stat("/dev/multicall", &st) == 0;
+	int fd = open(MC_KMOD_DEVICE, O_RDWR | O_CLOEXEC);
+	int device = fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+		     ioctl(fd, MC_IOC_VERSION) == MC_ABI_VERSION;
+
+	if (fd >= 0)
+		close(fd);
 
 	errno = 4242;
 	r = mc_ctx_init(&ctx, MC_BACKEND_KMOD);
 	if (!device) {
-		T_ASSERT(!t_required("kmod"), "kmod is required but /dev/multicall does not exist");
+		T_ASSERT(!t_required("kmod"), "kmod is required but no module answers at " MC_KMOD_DEVICE);
 		T_ASSERT(r == -ENODEV, "mc_ctx_init(KMOD) = %d, want -ENODEV", r);
 		T_ASSERT(ctx == NULL, "ctx not cleared");
 		T_ASSERT(errno == 4242, "errno changed to %d", errno);
