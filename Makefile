@@ -10,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 BIN := target/release/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test browser test-rust test-c test-llvm check-generated bench clean
+.PHONY: all deps build corpus demo test browser test-rust test-c test-llvm test-kmod check-generated bench clean
 
 all: build
 
@@ -28,7 +28,7 @@ corpus:
 demo: build
 	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build check-generated browser test-rust test-c test-llvm
+test: build check-generated browser test-rust test-c test-llvm test-kmod
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
 browser:
@@ -57,6 +57,10 @@ test-llvm:
 	$(MAKE) -C llvm test
 	BIN=$(CURDIR)/$(BIN) tests/plugin/run.sh
 
+# multicall.ko in a QEMU guest running Debian's stock kernel (docs/KMOD.md).
+test-kmod:
+	$(MAKE) -C kmod test
+
 bench: build
 	@scripts/install-deps.sh --bench
 	$(MAKE) -C libmulticall bench
@@ -68,4 +72,5 @@ clean:
 	$(MAKE) -C runtime clean
 	$(MAKE) -C tests/corpus clean
 	$(MAKE) -C llvm clean
+	$(MAKE) -C kmod clean
 	rm -rf build

@@ -17,11 +17,15 @@ BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev 
 # symbolizer's separate-debug-file test).
 # llvm-19-tools: FileCheck and lit (/usr/lib/llvm-19/build/utils/lit) for llvm/test.
 TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools)
+# The kernel module's guest test: QEMU (TCG), busybox-static for the
+# initramfs, cpio and xz to pack and unpack it.  Debian's kernel packages
+# are fetched into build/ by kmod/guest/kernel.sh, not installed.
+KMOD=(qemu-system-x86 busybox-static cpio xz-utils)
 # Benchmarks: the tools a user would pick instead.
 BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
 BROWSER=(chromium)
 
-want=("${BUILD[@]}" "${TEST[@]}")
+want=("${BUILD[@]}" "${TEST[@]}" "${KMOD[@]}")
 for arg in "$@"; do
   case "$arg" in
     --bench) want+=("${BENCH[@]}") ;;

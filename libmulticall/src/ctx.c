@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* ---- fork detection ----
@@ -50,22 +51,26 @@ unsigned long __mc_fork_epoch(void)
 	return __atomic_load_n(&fork_epoch, __ATOMIC_RELAXED);
 }
 
-/* ---- contexts ---- */
-
-static int kmod_open(struct mc_ctx *ctx)
+/* The library's own descriptors (a ring, the module's device) move up, out
+ * of the way of the low numbers a program gets, so that its own
+ * descriptors keep the numbers they would have had (openat in a
+ * multi-call returns what it returns without us).  Not above 992: a higher
+ * one would grow the descriptor table.  Returns the descriptor to use. */
+int __mc_fd_out_of_the_way(int fd)
 {
-	/* The module exposes /dev/multicall; there is none yet, and this kernel
-	 * cannot load modules.  A missing device is reported as ENODEV. */
-	long fd = __mc_sys(ctx, SYS_openat, AT_FDCWD, (long)"/dev/multicall", O_RDWR | O_CLOEXEC,
-			   0, 0, 0);
+	struct rlimit rl;
+	long floor = 3, r;
 
-	if (fd < 0)
-		return (fd == -ENOENT || fd == -ENXIO) ? -ENODEV : (int)fd;
-	/* A device of that name that does not answer the module's version
-	 * ioctl is not ours. */
-	__mc_sys(ctx, SYS_close, fd, 0, 0, 0, 0, 0);
-	return -ENODEV;
+	if (__mc_sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 && rl.rlim_cur > 64)
+		floor = rl.rlim_cur - 32 < 992 ? (long)rl.rlim_cur - 32 : 992;
+	r = __mc_sys6(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor, 0, 0, 0);
+	if (r < 0)
+		return fd;
+	__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return (int)r;
 }
+
+/* ---- contexts ---- */
 
 int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 {
@@ -106,7 +111,7 @@ int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 			goto fail;
 		break;
 	case MC_BACKEND_KMOD:
-		ret = kmod_open(ctx);
+		ret = __mc_kmod_open(ctx);
 		if (ret < 0)
 			goto fail;
 		break;

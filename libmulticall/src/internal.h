@@ -213,6 +213,14 @@ __mc_hidden int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call
 			       unsigned n, const struct mc_loop *loop, unsigned long *iters,
 			       struct mc_step *plan);
 
+__mc_hidden int __mc_fd_out_of_the_way(int fd);
+
+/* kmod backend (kmod.c): the module runs the whole program in one ioctl. */
+#define MC_KMOD_FALLBACK (-100000) /* refused before running: use another backend */
+__mc_hidden int __mc_kmod_open(struct mc_ctx *ctx);
+__mc_hidden int __mc_kmod_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n,
+			      const struct mc_loop *loop, unsigned long *iterations);
+
 /* io_uring backend. */
 __mc_hidden int __mc_uring_setup(struct mc_ctx *ctx);
 __mc_hidden void __mc_uring_free(struct mc_ctx *ctx);

@@ -4,6 +4,7 @@
  * fig. 2, 0-based); fusion and io_uring steps must leave exactly the state
  * it would. */
 #include "internal.h"
+#include "../../kmod/uapi/multicall_kmod.h"
 
 #include <limits.h>
 
@@ -25,6 +26,8 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 			return -EINVAL;
 		if (scl_multicall_refused(c[i].nr, c[i].args, c[i].ref))
 			return -EINVAL;
+		if (mc_kmod_refused_args(c[i].nr, (const __s64 *)c[i].args, c[i].ref))
+			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
 		if (__mc_likely(!__mc_has_refs(&c[i])))
@@ -41,9 +44,11 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 	return 0;
 }
 
+/* How calls run call by call: kmod's fallback (a caller the module
+ * refuses) is the reference semantics. */
 static unsigned exec_mode(const struct mc_ctx *ctx)
 {
-	return ctx->backend;
+	return ctx->backend == MC_BACKEND_KMOD ? MC_BACKEND_DIRECT : ctx->backend;
 }
 
 /* Kinds for the io_uring calibration. */
@@ -168,11 +173,12 @@ int mc_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n)
 	ret = validate(calls, n, 0);
 	if (ret < 0)
 		goto out;
-	if (ctx->backend == MC_BACKEND_KMOD) {
-		ret = -ENODEV; /* no context of this kind can exist yet */
-		goto out;
-	}
 	ctx->stats.runs++;
+	if (ctx->backend == MC_BACKEND_KMOD && n) {
+		ret = __mc_kmod_run(ctx, calls, n, NULL, NULL);
+		if (ret != MC_KMOD_FALLBACK)
+			goto out;
+	}
 	run.ctx = ctx;
 	run.c = calls;
 	run.n = n;
@@ -226,11 +232,13 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 	ret = validate(body, n, 1);
 	if (ret < 0)
 		goto out;
-	if (ctx->backend == MC_BACKEND_KMOD) {
-		ret = -ENODEV;
-		goto out;
-	}
 	ctx->stats.runs++;
+	if (ctx->backend == MC_BACKEND_KMOD) {
+		ret = __mc_kmod_run(ctx, body, n, loop, &it);
+		if (ret != MC_KMOD_FALLBACK)
+			goto done;
+		it = 0;
+	}
 	if (ctx->backend == MC_BACKEND_AUTO || ctx->backend == MC_BACKEND_FUSION) {
 		ret = __mc_fuse_loop(ctx, ctx->backend, body, n, loop, &it, NULL);
 		if (ret >= 0)

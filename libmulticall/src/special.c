@@ -62,7 +62,18 @@ int mc_select_time(struct mc_ctx *ctx, int nfds, fd_set *readfds, fd_set *writef
 		goto out;
 	}
 	if (ctx->backend == MC_BACKEND_KMOD) {
-		ret = -ENODEV;
+		/* One crossing for both: select checked, then the clock. */
+		struct mc_call c[2];
+
+		mc_prep_select(&c[0], nfds, readfds, writefds, exceptfds, timeout);
+		mc_set_check(&c[0]);
+		mc_prep_gettimeofday(&c[1], now);
+		ret = mc_run(ctx, c, 2);
+		if (ret >= 0) {
+			res[0] = c[0].result;
+			res[1] = c[1].result;
+			ret = c[0].result < 0 ? 0 : 2;
+		}
 		goto out;
 	}
 	ctx->stats.runs++;

@@ -52,24 +52,8 @@ static int ring_create(struct mc_ctx *ctx)
 	io_uring_free_probe(probe);
 	/* The child of a fork must never touch the parent's rings. */
 	io_uring_ring_dontfork(ring);
-	/* The ring's descriptor moves up, out of the way of the low numbers a
-	 * program gets, so that its own descriptors keep the numbers they would
-	 * have had (openat in a multi-call returns what it returns without
-	 * us).  Not above 992: a higher one would grow the descriptor table. */
-	{
-		struct rlimit rl;
-		long floor = 3;
-
-		if (__mc_sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 &&
-		    rl.rlim_cur > 64)
-			floor = rl.rlim_cur - 32 < 992 ? (long)rl.rlim_cur - 32 : 992;
-		r = (int)__mc_sys6(SYS_fcntl, ring->ring_fd, F_DUPFD_CLOEXEC, floor, 0, 0, 0);
-		if (r >= 0) {
-			__mc_sys6(SYS_close, ring->ring_fd, 0, 0, 0, 0, 0);
-			ring->ring_fd = r;
-			ring->enter_ring_fd = r;
-		}
-	}
+	/* The ring's descriptor moves out of the way of the program's own. */
+	ring->ring_fd = ring->enter_ring_fd = __mc_fd_out_of_the_way(ring->ring_fd);
 	if (__mc_sys6(SYS_fstat, ring->ring_fd, (long)&st, 0, 0, 0, 0) == 0) {
 		ctx->ring_dev = st.st_dev;
 		ctx->ring_ino = st.st_ino;

@@ -13,6 +13,7 @@
 #include <multicall.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #define T_EXIT_PASS 0
 #define T_EXIT_FAIL 1
@@ -51,10 +52,17 @@ void t_need(const char *cap, const char *fmt, ...) __attribute__((format(printf,
 /* Backends compared with direct (direct itself first). */
 extern const unsigned t_backends[];
 extern const unsigned t_nbackends;
+/* Is this capability (a backend name: "kmod" in the module's guest) named in
+ * SYSCLUSTER_REQUIRE?  Then a backend that cannot start fails (t_ctx), where
+ * elsewhere it is left out of the comparison (the kmod backend on a host
+ * without the module, CI's included). */
+int t_required(const char *what);
 /* mc_ctx_init for a test: NULL when the backend is unavailable here
  * (reported once). */
 struct mc_ctx *t_ctx(unsigned backend);
 
+/* Whether backend is compared with direct here (MC_TEST_BACKENDS). */
+int t_compared(unsigned backend);
 /* Runs fn on every backend, compares with direct; returns 0 when equal. */
 int t_compare(const char *what, t_scenario fn, void *arg);
 
@@ -67,6 +75,8 @@ void t_rec_mem(struct t_outcome *o, const char *label, const void *p, size_t len
 /* Drains a descriptor without blocking and records what came out. */
 void t_rec_drain(struct t_outcome *o, const char *label, int fd);
 uint64_t t_hash(const void *p, size_t len);
+/* Waits until the datagrams tx sent on loopback are queued (AF_INET). */
+void t_udp_settle(int tx, const struct sockaddr *to, socklen_t tolen);
 
 /* Helpers. */
 char *t_path(const char *dir, const char *name); /* static buffer rotation */

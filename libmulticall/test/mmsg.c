@@ -84,6 +84,8 @@ static void sends(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void
 	t_rec(o, "ret", ret);
 	t_rec_calls(o, "c", c, k->n);
 	/* every datagram, in order, each its own */
+	if (tolen)
+		t_udp_settle(tx, (struct sockaddr *)&to, tolen);
 	fcntl(rx, F_SETFL, O_NONBLOCK);
 	for (unsigned i = 0; (r = recv(rx, got, sizeof(got), 0)) >= 0; i++) {
 		char l[32];
@@ -113,6 +115,8 @@ static void recvs(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void
 	pair(k->unix_dgram, &tx, &rx, &to, &tolen);
 	for (unsigned i = 0; i < k->queued; i++)
 		sendto(tx, payload + i, 50 + i * 20, 0, tolen ? (struct sockaddr *)&to : NULL, tolen);
+	if (tolen)
+		t_udp_settle(tx, (struct sockaddr *)&to, tolen);
 	memset(bufs, 0, sizeof(bufs));
 	for (unsigned i = 0; i < k->n; i++) {
 		/* MSG_TRUNC: the result is the datagram's size, also when it is

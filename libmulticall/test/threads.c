@@ -74,17 +74,15 @@ int main(void)
 {
 	pthread_t th[THREADS], dr;
 	long total = 0;
-	int avail = 0;
+	int ran = 0;
 
 	if (!mkdtemp(dir) || pipe(shared) < 0)
 		return T_EXIT_FAIL;
 	for (unsigned b = 0; b < t_nbackends; b++) {
-		struct mc_ctx *c = t_ctx(t_backends[b]);
+		struct mc_ctx *c = t_ctx(t_backends[b]); /* reports the unavailable ones once */
 
-		if (c) {
-			avail++;
+		if (c)
 			mc_ctx_free(c);
-		}
 	}
 	pthread_create(&dr, NULL, drain, &total);
 	for (long i = 0; i < THREADS; i++)
@@ -101,6 +99,7 @@ int main(void)
 
 		if (!probe)
 			continue;
+		ran++;
 		mc_ctx_free(probe);
 		snprintf(path, sizeof(path), "%s/t%ld", dir, i);
 		T_ASSERT(!bad[i], "thread %ld (%s): wrong results", i, mc_backend_name(backend));
@@ -108,9 +107,8 @@ int main(void)
 			 i);
 		unlink(path);
 	}
-	T_ASSERT(total == (long)(THREADS / t_nbackends) * avail * ROUNDS * 16 ||
-		 total == (long)THREADS * ROUNDS * 16 * avail / (long)t_nbackends,
-		 "pipe carried %ld bytes", total);
+	T_ASSERT(total == (long)ran * ROUNDS * 16, "pipe carried %ld bytes, want %ld", total,
+		 (long)ran * ROUNDS * 16);
 	rmdir(dir);
 	return t_finish();
 }
