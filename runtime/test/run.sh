@@ -94,6 +94,26 @@ if SYSCLUSTER_FLUSH_MS=3000 rt "$T/tailer" "$W/tail" 3 250 >/dev/null 2>&1; then
 # -- raw system calls: detected, reported, program unchanged -----------------
 msg=$(rt "$T/rawsys" "$W/raw1" 5000 2>&1 >/dev/null); "$T/rawsys" "$W/raw2" 5000
 if cmp -s "$W/raw1" "$W/raw2" && echo "$msg" | grep -q "raw syscall"; then ok "raw syscalls reported, output unchanged"; else bad "raw syscalls: $msg"; fi
+# Only code counts: a table in .text outside every FDE (libcrypto's kind) is
+# data; a raw syscall in assembly without unwind info (Go's kind) is found.
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/scanprobe" "$T/libdatatext.so" "$W/scan" 2>&1)
+if echo "$msg" | grep -q 'deferred=96 ' && ! echo "$msg" | grep -q "raw syscall"; then ok "scan: syscall bytes in data between functions are not raw syscalls"
+else bad "scan: data in .text taken for code: $msg"; fi
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/scanprobe" "$T/libnocfi.so" "$W/scan" 2>&1)
+if echo "$msg" | grep -q "libnocfi.so makes system calls without libc"; then ok "scan: a raw syscall in code without unwind info is found"
+else bad "scan: a raw syscall outside every FDE missed: $msg"; fi
+# A real program that loads OpenSSL's libcrypto (no raw syscall in it) is coalesced, same bytes.
+if python3 -c 'import hashlib, ssl' 2>/dev/null; then
+  py='import hashlib, ssl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(2000): os.write(fd, b"%05d %s\n" % (i, hashlib.sha256(b"%d" % i).hexdigest()[:8].encode()))'
+  python3 -c "$py" "$W/py1"; msg=$(rt env SYSCLUSTER_VERBOSE=1 python3 -c "$py" "$W/py2" 2>&1)
+  if cmp -s "$W/py1" "$W/py2" && echo "$msg" | grep -q 'python3[^ ]*: deferred=[1-9]' && ! echo "$msg" | grep -q libcrypto; then
+    ok "python3 with hashlib and ssl (libcrypto loaded): deferred, same bytes"
+  else bad "python3 with libcrypto: $msg"; fi
+else
+  bad "python3 with hashlib and ssl not available (scripts/install-deps.sh installs python3)"
+fi
 
 # -- errors of deferred writes -----------------------------------------------
 "$T/enospc" "$W/fb1" efbig 100000 > "$W/fb1.msg"; s1=$?
