@@ -4,6 +4,7 @@
 pub mod errno;
 pub mod event;
 pub mod fmt;
+pub mod inherited;
 pub mod machine;
 pub mod profile;
 pub mod syscalls;
