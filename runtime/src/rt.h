@@ -244,6 +244,7 @@ int sc_guardian_lost(void) SC_HIDDEN;
 
 /* signals.c */
 void sc_signals_init(void) SC_HIDDEN;
+void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;

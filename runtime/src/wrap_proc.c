@@ -26,6 +26,7 @@ pid_t _Fork(void);
 
 void sc_exec_prepare(int *saved)
 {
+    sc_signals_exec(0);
     *saved = sc_mode();
     if (*saved == SC_OFF || sc_vfork_child()) {
         *saved = SC_OFF;
@@ -39,6 +40,7 @@ void sc_exec_prepare(int *saved)
 
 void sc_exec_failed(int saved)
 {
+    sc_signals_exec(1);
     if (saved == SC_ACTIVE)
         atomic_store(&G.mode, SC_ACTIVE);
 }
@@ -150,7 +152,10 @@ SC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
         sc_publish();
         sc_check_exec_target(path, 0);
     }
-    return SC_REAL(posix_spawn)(pid, path, fa, at, argv, envp);
+    sc_signals_exec(0);
+    int r = SC_REAL(posix_spawn)(pid, path, fa, at, argv, envp);
+    sc_signals_exec(1);
+    return r;
 }
 
 SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -160,19 +165,30 @@ SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
         sc_publish();
         sc_check_exec_target(file, 1);
     }
-    return SC_REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
+    sc_signals_exec(0);
+    int r = SC_REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
+    sc_signals_exec(1);
+    return r;
 }
 
 SC_EXPORT int system(const char *cmd)
 {
     sc_publish();
-    return SC_REAL(system)(cmd);
+    sc_signals_exec(0);
+    int r = SC_REAL(system)(cmd), err = errno;
+    sc_signals_exec(1);
+    errno = err;
+    return r;
 }
 
 SC_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
     sc_publish();
+    sc_signals_exec(0);
     FILE *f = SC_REAL(popen)(cmd, mode);
+    int e = errno;
+    sc_signals_exec(1);
+    errno = e;
     if (f && sc_live()) {
         int err = errno;
         sc_after_open(fileno(f));

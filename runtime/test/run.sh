@@ -115,6 +115,14 @@ else
   bad "python3 with hashlib and ssl not available (scripts/install-deps.sh installs python3)"
 fi
 
+# -- signal dispositions: the program and its children see what it set --------
+"$T/sigexec" > "$W/sig1" 2>&1; rt "$T/sigexec" > "$W/sig2" 2>&1
+if [ "$(grep -c ignores "$W/sig1")" = 6 ] && cmp -s "$W/sig1" "$W/sig2"; then
+  ok "signals: SIG_IGN of SIGSEGV/SIGBUS kept across exec, posix_spawn, system, popen; glibc's 32 refused as plain"
+else bad "signals across exec: $(diff "$W/sig1" "$W/sig2" | tr '\n' ' ')"; fi
+if [ "$(grep '^SigIgn' /proc/self/status)" = "$(rt grep '^SigIgn' /proc/self/status)" ]; then ok "signals: the program starts with the ignored signals it was given"
+else bad "signals: the runtime changes the ignored signals at start"; fi
+
 # -- errors of deferred writes -----------------------------------------------
 "$T/enospc" "$W/fb1" efbig 100000 > "$W/fb1.msg"; s1=$?
 rt "$T/enospc" "$W/fb2" efbig 100000 > "$W/fb2.msg"; s2=$?
