@@ -314,6 +314,7 @@ static void loaded(void)
 
 SC_EXPORT void *dlopen(const char *file, int mode)
 {
+    sc_publish(); /* the loader's fstat, read and mmap of the file see every byte */
     void *h = SC_REAL(dlopen)(file, mode);
     if (h && sc_live())
         loaded();
@@ -322,6 +323,7 @@ SC_EXPORT void *dlopen(const char *file, int mode)
 
 SC_EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
+    sc_publish(); /* the loader's fstat, read and mmap of the file see every byte */
     void *h = SC_REAL(dlmopen)(lm, file, mode);
     if (h && sc_live())
         loaded();

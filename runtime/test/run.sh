@@ -123,6 +123,15 @@ else bad "signals across exec: $(diff "$W/sig1" "$W/sig2" | tr '\n' ' ')"; fi
 if [ "$(grep '^SigIgn' /proc/self/status)" = "$(rt grep '^SigIgn' /proc/self/status)" ]; then ok "signals: the program starts with the ignored signals it was given"
 else bad "signals: the runtime changes the ignored signals at start"; fi
 
+# -- libc's own stat and open calls (nftw, ftw, fts, dlopen) see every byte ----
+mkdir -p "$W/lcs1" "$W/lcs2"
+"$T/libcstat" "$W/lcs1" "$T/libdatatext.so" > "$W/lcs1.out" 2>&1
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/libcstat" "$W/lcs2" "$T/libdatatext.so" 2>&1 > "$W/lcs2.out")
+if grep -q '^nftw log 1600$' "$W/lcs1.out" && grep -q '^dlopen ok 7$' "$W/lcs1.out" && cmp -s "$W/lcs1.out" "$W/lcs2.out" &&
+   echo "$msg" | grep -q 'deferred=[1-9]'; then
+  ok "nftw, ftw, fts and dlopen of a file written in short writes see every byte"
+else bad "libc-internal stat/open: $(diff "$W/lcs1.out" "$W/lcs2.out" | tr '\n' ' ') $msg"; fi
+
 # -- errors of deferred writes -----------------------------------------------
 "$T/enospc" "$W/fb1" efbig 100000 > "$W/fb1.msg"; s1=$?
 rt "$T/enospc" "$W/fb2" efbig 100000 > "$W/fb2.msg"; s2=$?
