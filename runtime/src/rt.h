@@ -166,8 +166,10 @@ static inline struct sc_fdent *sc_fdent(int fd)
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
 }
 
-/* core.c */
+/* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
+
+/* core.c */
 int sc_vfork_child(void) SC_HIDDEN;
 void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
 void sc_spin_lock(_Atomic int *l) SC_HIDDEN;

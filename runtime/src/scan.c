@@ -335,9 +335,14 @@ static long rd(int fd, void *buf, size_t n, off_t at)
     return sc_sys4(SYS_pread64, fd, (long)buf, (long)n, at);
 }
 
+/* How many `#!` scripts can lead to a program: the kernel follows five
+ * (a sixth gives ELOOP).  The supervisor follows as many
+ * (crates/runtime/src/program.rs, MAX_SCRIPT_DEPTH). */
+#define SC_MAX_SCRIPT_DEPTH 5
+
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len)
 {
-    for (int depth = 0; depth < 2; depth++) {
+    for (int depth = 0; depth <= SC_MAX_SCRIPT_DEPTH; depth++) {
         long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
         if (fd < 0)
             return 0;

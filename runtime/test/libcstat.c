@@ -3,14 +3,17 @@
  *   libcstat DIR LIB
  * writes DIR/log in 8-byte writes, then walks DIR with nftw, ftw and fts
  * and prints the sizes they report; copies LIB to DIR/copy.so in 100-byte
- * writes and dlopens it.  The output must be the same with and without
- * the runtime (which defers the writes). */
+ * writes and dlopens it.  Before all that, a failed dlopen's dlerror()
+ * must survive wrapped calls made in between (their first use resolves
+ * what they wrap).  The output must be the same with and without the
+ * runtime (which defers the writes). */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fts.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static int on_nftw(const char *p, const struct stat *st, int type, struct FTW *f)
@@ -33,7 +36,14 @@ int main(int argc, char **argv)
         return 2;
     char path[4096];
     snprintf(path, sizeof path, "%s/log", argv[1]);
+    void *none = dlopen("/nonexistent/libnone.so", RTLD_NOW);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct timeval tv;
+    ftruncate(fd, 0);
+    fdatasync(fd);
+    gettimeofday(&tv, NULL);
+    const char *err = dlerror();
+    printf("dlerror %s %s\n", none ? "loaded?" : "failed", err ? err : "(null: cleared by someone)");
     for (int i = 0; i < 200; i++)
         if (write(fd, "record.\n", 8) != 8)
             return 1;

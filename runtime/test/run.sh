@@ -115,6 +115,22 @@ else
   bad "python3 with hashlib and ssl not available (scripts/install-deps.sh installs python3)"
 fi
 
+# -- the programs exec starts: a static one at the end of a chain of scripts as
+# deep as the kernel follows is reported (the supervisor follows as many) ------
+printf '#include <unistd.h>\nint main(void) { return write(1, "static\\n", 7) != 7; }\n' > "$W/static.c"
+if gcc -static -o "$W/static" "$W/static.c" 2>/dev/null; then
+  prev=$W/static
+  for i in 1 2 3 4 5; do printf '#!%s\n' "$prev" > "$W/chain$i"; chmod +x "$W/chain$i"; prev=$W/chain$i; done
+  n=0
+  for i in 3 5; do
+    msg=$(rt sh -c "exec '$W/chain$i'" 2>&1)
+    echo "$msg" | grep -q "static is statically linked" && echo "$msg" | grep -q '^static$' && n=$((n + 1))
+  done
+  if [ "$n" = 2 ]; then ok "exec: a static program behind 3 and 5 scripts is reported"; else bad "exec through scripts: $msg"; fi
+else
+  bad "exec through scripts: gcc -static failed (libc6-dev provides libc.a)"
+fi
+
 # -- signal dispositions: the program and its children see what it set --------
 "$T/sigexec" > "$W/sig1" 2>&1; rt "$T/sigexec" > "$W/sig2" 2>&1
 if [ "$(grep -c ignores "$W/sig1")" = 6 ] && cmp -s "$W/sig1" "$W/sig2"; then
@@ -127,9 +143,9 @@ else bad "signals: the runtime changes the ignored signals at start"; fi
 mkdir -p "$W/lcs1" "$W/lcs2"
 "$T/libcstat" "$W/lcs1" "$T/libdatatext.so" > "$W/lcs1.out" 2>&1
 msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/libcstat" "$W/lcs2" "$T/libdatatext.so" 2>&1 > "$W/lcs2.out")
-if grep -q '^nftw log 1600$' "$W/lcs1.out" && grep -q '^dlopen ok 7$' "$W/lcs1.out" && cmp -s "$W/lcs1.out" "$W/lcs2.out" &&
+if grep -q '^nftw log 1600$' "$W/lcs1.out" && grep -q '^dlopen ok 7$' "$W/lcs1.out" && grep -q '^dlerror failed /nonexistent' "$W/lcs1.out" && cmp -s "$W/lcs1.out" "$W/lcs2.out" &&
    echo "$msg" | grep -q 'deferred=[1-9]'; then
-  ok "nftw, ftw, fts and dlopen of a file written in short writes see every byte"
+  ok "nftw, ftw, fts and dlopen of a file written in short writes see every byte; dlerror() survives the runtime's lookups"
 else bad "libc-internal stat/open: $(diff "$W/lcs1.out" "$W/lcs2.out" | tr '\n' ' ') $msg"; fi
 
 # -- errors of deferred writes -----------------------------------------------

@@ -29,7 +29,7 @@ mod report;
 mod supervise;
 
 pub use library::{find_library, LIBRARY_NAME};
-pub use program::{check_program, resolve_program, script_interpreter, Interposable};
+pub use program::{check_program, resolve_program, script_interpreter, Interposable, MAX_SCRIPT_DEPTH};
 
 use std::ffi::OsString;
 use std::io;
