@@ -211,6 +211,10 @@ pl "$T/planned" clock >/dev/null 2>"$W/plan.err"; n2=$(answered gtod "$W/plan.er
 if at_least "$n1" 2000 && [ -z "$n2" ]; then ok "plan: a module without build-id matched by path; another build-id matches nothing"
 else bad "plan module matching: by path '$n1', other build-id '$n2'"; fi
 PLAN=$("$T/planned" spec)
+# More sites than the library holds: the rest are named, not silently dropped.
+msg=$(env LD_PRELOAD="$LIB" SYSCLUSTER_PLAN="$(printf '%s\n' "$PLAN"; for i in $(seq 600); do printf 'site\tclock\t0\t%x\t96\t0\t9\tx:%d\n' $((4096 + i)) "$i"; done)" /bin/true 2>&1)
+if echo "$msg" | grep -q "the plan has $(( $(printf '%s\n' "$PLAN" | grep -c '^site') + 600 - 512 )) sites this runtime cannot hold"; then ok "plan: sites beyond the library's table are reported"
+else bad "plan: too many sites: '$msg'"; fi
 if mount -t tmpfs -o size=256k tmpfs "$W/mnt" 2>/dev/null; then
   "$T/planned" enospc "$W/mnt/a" > "$W/e1"; s1=$?; cp "$W/mnt/a" "$W/a1"; rm -f "$W/mnt/a"
   pl "$T/planned" enospc "$W/mnt/a" > "$W/e2" 2>"$W/plan.err"; s2=$?; cp "$W/mnt/a" "$W/a2"; rm -f "$W/mnt/a"
