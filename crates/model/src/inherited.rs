@@ -5,7 +5,7 @@
 //! and exit 1 instead of dying of SIGPIPE.  A constructor in
 //! `.init_array`, which runs before Rust's runtime starts, notes the
 //! disposition the process was given; [`restore_sigpipe`] puts it back in a
-//! child before `exec`.
+//! child before `exec` (or a `posix_spawn` leaves it, [`sigpipe_ignored`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -22,10 +22,15 @@ extern "C" fn note_sigpipe() {
 #[link_section = ".init_array"]
 static NOTE_SIGPIPE: extern "C" fn() = note_sigpipe;
 
+/// Whether this process started with SIGPIPE ignored (by its parent).
+pub fn sigpipe_ignored() -> bool {
+    SIGPIPE_IGNORED.load(Ordering::Relaxed)
+}
+
 /// Gives SIGPIPE the disposition this process started with (`SIG_DFL`
 /// unless its parent ignored it).  Async-signal-safe: for a child between
 /// `fork` and `exec`.
 pub fn restore_sigpipe() {
-    let handler = if SIGPIPE_IGNORED.load(Ordering::Relaxed) { libc::SIG_IGN } else { libc::SIG_DFL };
+    let handler = if sigpipe_ignored() { libc::SIG_IGN } else { libc::SIG_DFL };
     unsafe { libc::signal(libc::SIGPIPE, handler) };
 }

@@ -26,6 +26,7 @@ mod library;
 pub mod plan;
 mod program;
 mod report;
+mod spawn;
 mod supervise;
 
 pub use library::{find_library, LIBRARY_NAME};
@@ -33,7 +34,7 @@ pub use program::{check_program, resolve_program, script_interpreter, Interposab
 
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
@@ -222,22 +223,12 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
             }
         }
     }
-    // The program starts with the signal dispositions we were given: SIGPIPE
-    // as before Rust's runtime ignored it.  A hook also makes std fork and
-    // exec rather than posix_spawn, whose child in glibc 2.36 sets glibc's
-    // internal signals 32 and 33 to SIG_IGN, which `exec` keeps.
-    unsafe {
-        cmd.pre_exec(|| {
-            syscluster_model::inherited::restore_sigpipe();
-            Ok(())
-        })
-    };
     supervise::become_subreaper();
-    let child = cmd.spawn().map_err(|e| match e.kind() {
+    // With the signal dispositions we were given (see spawn.rs).
+    let pid = spawn::spawn(&cmd).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => RunError::NotFound(name.clone()),
         _ => RunError::Exec(name.clone(), e),
     })?;
-    let pid = child.id() as libc::pid_t;
     if opts.forward_signals {
         supervise::forward_signals_to(pid);
     }
@@ -248,6 +239,5 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
     let status = status?;
     supervise::wait_for_guardians();
     reporter.finish();
-    drop(child);
     Ok(ExitStatus::from_raw(status))
 }
