@@ -23,7 +23,9 @@ pub fn open_regular(what: &str, path: &Path, limit: u64) -> Result<File, String>
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
-    let meta = f.metadata().map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
     let t = meta.file_type();
     let kind = if t.is_file() {
         None
@@ -41,10 +43,17 @@ pub fn open_regular(what: &str, path: &Path, limit: u64) -> Result<File, String>
         Some("not a regular file")
     };
     if let Some(kind) = kind {
-        return Err(format!("{what}{} is {kind}, not a regular file", path.display()));
+        return Err(format!(
+            "{what}{} is {kind}, not a regular file",
+            path.display()
+        ));
     }
     if meta.len() > limit {
-        return Err(format!("{what}{} is larger than {limit} bytes ({} bytes)", path.display(), meta.len()));
+        return Err(format!(
+            "{what}{} is larger than {limit} bytes ({} bytes)",
+            path.display(),
+            meta.len()
+        ));
     }
     Ok(f)
 }
@@ -75,7 +84,10 @@ pub fn read_regular(what: &str, path: &Path, limit: u64) -> Result<Vec<u8>, Stri
     }
     data.truncate(n);
     if data.len() as u64 > limit {
-        return Err(format!("{what}{} grew past {limit} bytes while it was read", path.display()));
+        return Err(format!(
+            "{what}{} grew past {limit} bytes while it was read",
+            path.display()
+        ));
     }
     Ok(data)
 }
@@ -116,7 +128,10 @@ mod tests {
         assert!(build_id(&p).unwrap_err().contains("not an ELF file"));
         // What a plan may name instead of a module: refused before a byte is read.
         let e = build_id(Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("/dev/zero is a character device, not a regular file"), "{e}");
+        assert!(
+            e.contains("/dev/zero is a character device, not a regular file"),
+            "{e}"
+        );
         let fifo = d.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -124,7 +139,9 @@ mod tests {
         assert!(e.contains("is a FIFO, not a regular file"), "{e}");
         assert!(build_id(d.path()).unwrap_err().contains("is a directory"));
         std::fs::write(&p, vec![0u8; 100]).unwrap();
-        assert!(read_regular("", &p, 99).unwrap_err().contains("larger than 99 bytes"));
+        assert!(read_regular("", &p, 99)
+            .unwrap_err()
+            .contains("larger than 99 bytes"));
         assert_eq!(read_regular("", &p, 100).unwrap().len(), 100);
         assert!(build_id(&d.path().join("missing"))
             .unwrap_err()

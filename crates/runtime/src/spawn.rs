@@ -16,7 +16,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::Command;
 
 fn cstring(s: &OsStr) -> io::Result<CString> {
-    CString::new(s.as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument"))
+    CString::new(s.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument"))
 }
 
 /// Starts `cmd` (its program, searched on PATH as `execvp` does, its
@@ -27,7 +28,8 @@ pub fn spawn(cmd: &Command) -> io::Result<libc::pid_t> {
     for a in cmd.get_args() {
         args.push(cstring(a)?);
     }
-    let mut env: BTreeMap<OsString, Option<OsString>> = std::env::vars_os().map(|(k, v)| (k, Some(v))).collect();
+    let mut env: BTreeMap<OsString, Option<OsString>> =
+        std::env::vars_os().map(|(k, v)| (k, Some(v))).collect();
     for (k, v) in cmd.get_envs() {
         env.insert(k.to_owned(), v.map(OsStr::to_owned));
     }
@@ -41,7 +43,10 @@ pub fn spawn(cmd: &Command) -> io::Result<libc::pid_t> {
         }
     }
     let ptrs = |v: &[CString]| -> Vec<*mut libc::c_char> {
-        v.iter().map(|c| c.as_ptr() as *mut libc::c_char).chain(std::iter::once(std::ptr::null_mut())).collect()
+        v.iter()
+            .map(|c| c.as_ptr() as *mut libc::c_char)
+            .chain(std::iter::once(std::ptr::null_mut()))
+            .collect()
     };
     let (argv, envp) = (ptrs(&args), ptrs(&envs));
     // SAFETY: plain C calls on local, initialised structures; the strings
@@ -72,7 +77,14 @@ pub fn spawn(cmd: &Command) -> io::Result<libc::pid_t> {
         }
         let mut pid: libc::pid_t = 0;
         if r == 0 {
-            r = libc::posix_spawnp(&mut pid, program.as_ptr(), std::ptr::null(), &attr, argv.as_ptr(), envp.as_ptr());
+            r = libc::posix_spawnp(
+                &mut pid,
+                program.as_ptr(),
+                std::ptr::null(),
+                &attr,
+                argv.as_ptr(),
+                envp.as_ptr(),
+            );
         }
         libc::posix_spawnattr_destroy(&mut attr);
         if r != 0 {
