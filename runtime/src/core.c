@@ -26,17 +26,6 @@
 struct sc_global sc_g;
 __thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec")));
 
-void *sc_dlnext(const char *name)
-{
-    void *p = dlsym(RTLD_NEXT, name);
-    if (!p) {
-        static const char msg[] = "syscluster: runtime cannot find a libc function it wraps\n";
-        sc_sys3(SYS_write, 2, (long)msg, sizeof msg - 1);
-        sc_sys1(SYS_exit_group, 127);
-    }
-    return p;
-}
-
 /* ---- locks ------------------------------------------------------------ */
 
 void sc_spin_lock(_Atomic int *l)

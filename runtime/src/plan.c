@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The supervisor keeps plans within these (crates/runtime/src/plan.rs). */
 #define MAX_MODULES 64
 #define MAX_SITES 512
 
@@ -125,6 +126,7 @@ int sc_plan_parse(const char *text)
         return 0;
     memcpy(copy, text, len + 1);
     char *save = NULL;
+    int dropped = 0; /* sites beyond the table, or of a module beyond it: said, not silent */
     char *line = strtok_r(copy, "\n", &save);
     if (!line || strcmp(line, "syscluster-plan/1") != 0) {
         sc_report("plan", "$SYSCLUSTER_PLAN is not a plan this runtime reads: nothing is applied");
@@ -153,7 +155,9 @@ int sc_plan_parse(const char *text)
             }
             if (i >= n_modules)
                 n_modules = i + 1;
-        } else if (k == 8 && strcmp(f[0], "site") == 0 && n_sites < MAX_SITES) {
+        } else if (k == 8 && strcmp(f[0], "site") == 0 && n_sites == MAX_SITES) {
+            dropped++;
+        } else if (k == 8 && strcmp(f[0], "site") == 0) {
             struct plan_site *s = &sites[n_sites];
             s->kind = kind_of(f[1]);
             s->module = atoi(f[2]);
@@ -164,8 +168,13 @@ int sc_plan_parse(const char *text)
             s->label = f[7];
             if (s->kind && s->module >= 0 && s->module < MAX_MODULES)
                 n_sites++;
+            else
+                dropped++;
         }
     }
+    if (dropped)
+        sc_report("plan", "the plan has %d sites this runtime cannot hold (at most %d, in %d modules): "
+                  "they are not applied", dropped, MAX_SITES, MAX_MODULES);
     return n_sites;
 }
 

@@ -167,8 +167,10 @@ static inline struct sc_fdent *sc_fdent(int fd)
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
 }
 
-/* core.c */
+/* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
+
+/* core.c */
 int sc_vfork_child(void) SC_HIDDEN;
 void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
 void sc_spin_lock(_Atomic int *l) SC_HIDDEN;
@@ -247,10 +249,13 @@ int sc_guardian_lost(void) SC_HIDDEN;
 
 /* signals.c */
 void sc_signals_init(void) SC_HIDDEN;
+void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len) SC_HIDDEN;
+
+/* x86len.c */
 long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;
 
 /* asm.S */

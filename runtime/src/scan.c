@@ -24,15 +24,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Is the candidate at c the opcode of an instruction, decoding from
- * `from`? */
-static int confirmed(const uint8_t *from, const uint8_t *c, const uint8_t *end)
+/* Can the instruction whose opcode starts at op run in a 64-bit user
+ * program?  Opcodes that are invalid in 64-bit mode, and I/O and
+ * privileged ones, are never in compiled user code but are common in data
+ * decoded as instructions. */
+static int user_opcode(const uint8_t *op)
 {
-    const uint8_t *p = from;
+    switch (op[0]) {
+    case 0x06: case 0x07: case 0x0E: case 0x16: case 0x17: case 0x1E: case 0x1F: case 0x27: case 0x2F:
+    case 0x37: case 0x3F: case 0x60: case 0x61: case 0x82: case 0x9A: case 0xCE: case 0xD4: case 0xD5:
+    case 0xD6: case 0xEA: case 0xE4: case 0xE5: case 0xE6: case 0xE7: case 0xEC: case 0xED: case 0xEE:
+    case 0xEF: case 0x6C: case 0x6D: case 0x6E: case 0x6F: case 0xF4: case 0xFA: case 0xFB:
+        return 0;
+    case 0x0F:
+        switch (op[1]) {
+        case 0x04: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0A: case 0x0C: case 0x0F: case 0x20:
+        case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26: case 0x27: case 0x30: case 0x32:
+        case 0x35: case 0x36: case 0x39: case 0x3B: case 0x3C: case 0x3D: case 0x3E: case 0x3F: case 0x7A:
+        case 0x7B: case 0xA6: case 0xA7: case 0xFF:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Where decoding stops or resumes within one stretch of code: the last
+ * instruction start reached (NULL: nothing decoded yet), and whether the
+ * stretch turned out not to be code. */
+struct walk {
+    const uint8_t *from, *at;
+    int strict, dead;
+};
+
+/* Is the candidate at c the opcode of an instruction, decoding from
+ * w->from?  Strictly (see function_start), every instruction on the way
+ * must be one a user program can run.  Candidates of one segment come in
+ * increasing order, so a walk over the same stretch resumes where the
+ * previous candidate left it. */
+static int confirmed(struct walk *w, const uint8_t *c, const uint8_t *end)
+{
+    const uint8_t *p = w->at ? w->at : w->from;
+    if (w->dead)
+        return 0;
     while (p <= c) {
         long op = 0, n = sc_x86_insn(p, end, &op);
-        if (n <= 0)
+        if (n <= 0 || (w->strict && !user_opcode(p + op))) {
+            w->dead = w->strict; /* nothing after this is reachable code */
             return 0;
+        }
+        w->at = p;
         if (p + op == c)
             return 1;
         if (p + n > c)
@@ -48,51 +88,166 @@ static int confirmed(const uint8_t *from, const uint8_t *c, const uint8_t *end)
 #define DW_EH_PE_datarel 0x30
 #endif
 
-/* The start of the function containing addr, from the binary search table
- * of .eh_frame_hdr; else the segment start. */
-static const uint8_t *function_start(const uint8_t *hdr, const uint8_t *addr, const uint8_t *seg)
+static uint64_t uleb(const uint8_t **pp)
 {
-    if (!hdr || hdr[0] != 1 || hdr[2] != (DW_EH_PE_udata4) || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) ||
-        (hdr[1] & 0x0F) != DW_EH_PE_sdata4)
-        return seg;
-    uint32_t count;
-    memcpy(&count, hdr + 8, 4);
-    const int32_t *t = (const int32_t *)(hdr + 12);
-    long lo = 0, hi = (long)count - 1, best = -1;
-    while (lo <= hi) {
-        long mid = (lo + hi) / 2;
-        if (hdr + t[2 * mid] <= addr) {
-            best = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
+    uint64_t v = 0;
+    int shift = 0;
+    const uint8_t *p = *pp;
+    do {
+        if (shift < 64)
+            v |= (uint64_t)(*p & 0x7F) << shift;
+        shift += 7;
+    } while (*p++ & 0x80);
+    *pp = p;
+    return v;
+}
+
+/* Bytes of a pointer in DWARF encoding enc (its low four bits); -1 for
+ * LEB128, 0 for an encoding we do not know. */
+static int enc_size(unsigned enc)
+{
+    switch (enc & 0x0F) {
+    case 0x00: case 0x04: case 0x0C: return 8;
+    case 0x02: case 0x0A: return 2;
+    case 0x03: case 0x0B: return 4;
+    case 0x01: case 0x09: return -1;
+    default: return 0;
+    }
+}
+
+/* The number of bytes of code an FDE covers (its pc_range), or 0 if its
+ * CIE is not one we can read. */
+static uint64_t fde_range(const uint8_t *fde)
+{
+    uint32_t len;
+    int32_t cie_off;
+    memcpy(&len, fde, 4);
+    memcpy(&cie_off, fde + 4, 4);
+    if (len == 0 || len == 0xFFFFFFFFu || cie_off <= 0)
+        return 0;
+    const uint8_t *cie = fde + 4 - cie_off, *p = cie + 9;
+    unsigned version = cie[8], enc = 0; /* absptr without 'R' */
+    const char *aug = (const char *)p;
+    p += strlen(aug) + 1;
+    uleb(&p);                               /* code alignment */
+    uleb(&p);                               /* data alignment (SLEB128: same length) */
+    if (version == 1)
+        p++;
+    else
+        uleb(&p);                           /* return address register */
+    if (aug[0] == 'z') {
+        uleb(&p);                           /* augmentation data length */
+        for (const char *a = aug + 1; *a; a++) {
+            if (*a == 'R') {
+                enc = *p++;
+                break;
+            } else if (*a == 'P') {
+                int n = enc_size(*p++);
+                if (n == 0)
+                    return 0;
+                if (n < 0)
+                    uleb(&p);
+                else
+                    p += n;
+            } else if (*a == 'L') {
+                p++;
+            } else if (*a != 'S' && *a != 'B') {
+                return 0;
+            }
+        }
+    } else if (aug[0]) {
+        return 0;
+    }
+    int n = enc_size(enc);
+    if (n == 0)
+        return 0;
+    const uint8_t *r = fde + 8 + (n > 0 ? n : 0);
+    if (n < 0) {
+        r = fde + 8;
+        uleb(&r);
+        return uleb(&r);
+    }
+    uint64_t v = 0;
+    memcpy(&v, r, (size_t)n); /* little-endian: the low bytes */
+    return v;
+}
+
+/* Where to decode from to confirm a candidate at addr, from the binary
+ * search table of .eh_frame_hdr (in w).
+ *
+ * Inside an FDE's range [pc_begin, pc_begin + pc_range): from pc_begin,
+ * the start of a function.  Outside every FDE: the bytes may be code
+ * without unwind information (hand-written assembly, or all of Go's code
+ * in a cgo program, which makes its system calls itself) or data placed in
+ * the text (OpenSSL's precomputed tables in libcrypto: 150 KB with the
+ * bytes of `syscall` and `int $0x80` in them).  Treating the gap as data
+ * would miss Go's raw system calls; decoding it like a function finds
+ * "instructions" in any data, since x86 decoding falls into step within a
+ * few bytes.  So a gap is decoded from its start (the end of the previous
+ * FDE, or the segment start) strictly: the candidate counts only if every
+ * instruction on the way is one a 64-bit user program can run — data hits
+ * an invalid or privileged opcode within a few dozen bytes, compiled code
+ * never does.  Without a usable .eh_frame_hdr the whole segment is one
+ * gap. */
+static void function_start(const uint8_t *hdr, const uint8_t *addr, const uint8_t *seg, struct walk *w)
+{
+    const uint8_t *from = seg;
+    int strict = 1;
+    if (hdr && hdr[0] == 1 && hdr[2] == (DW_EH_PE_udata4) && hdr[3] == (DW_EH_PE_datarel | DW_EH_PE_sdata4) &&
+        (hdr[1] & 0x0F) == DW_EH_PE_sdata4) {
+        uint32_t count;
+        memcpy(&count, hdr + 8, 4);
+        const int32_t *t = (const int32_t *)(hdr + 12);
+        long lo = 0, hi = (long)count - 1, best = -1;
+        while (lo <= hi) {
+            long mid = (lo + hi) / 2;
+            if (hdr + t[2 * mid] <= addr) {
+                best = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if (best >= 0 && hdr + t[2 * best] >= seg) {
+            const uint8_t *begin = hdr + t[2 * best];
+            uint64_t range = fde_range(hdr + t[2 * best + 1]);
+            if (range == 0 || (uint64_t)(addr - begin) < range) {
+                from = begin; /* a function (or an FDE we cannot read: as one) */
+                strict = 0;
+            } else {
+                from = begin + range;
+            }
         }
     }
-    if (best < 0 || hdr + t[2 * best] < seg)
-        return seg;
-    return hdr + t[2 * best];
+    if (w->from != from || w->strict != strict)
+        *w = (struct walk){from, NULL, strict, 0};
 }
 
 static int scan_segment(const uint8_t *seg, size_t n, const uint8_t *hdr)
 {
     const uint8_t *end = seg + n;
+    struct walk w = {NULL, NULL, 0, 0};
     for (const uint8_t *p = seg; p + 1 < end; p++) {
         p = memchr(p, 0x0F, (size_t)(end - p - 1));
-        const uint8_t *q = NULL;
         /* int $0x80 (cd 80) is rare enough to look for separately below. */
         if (!p)
             break;
-        if (p[1] == 0x05 || p[1] == 0x34)
-            q = p;
-        if (q && confirmed(function_start(hdr, q, seg), q, end))
-            return 1;
+        if (p[1] == 0x05 || p[1] == 0x34) {
+            function_start(hdr, p, seg, &w);
+            if (confirmed(&w, p, end))
+                return 1;
+        }
     }
+    w = (struct walk){NULL, NULL, 0, 0};
     for (const uint8_t *p = seg; p + 1 < end; p++) {
         p = memchr(p, 0xCD, (size_t)(end - p - 1));
         if (!p)
             break;
-        if (p[1] == 0x80 && confirmed(function_start(hdr, p, seg), p, end))
-            return 1;
+        if (p[1] == 0x80) {
+            function_start(hdr, p, seg, &w);
+            if (confirmed(&w, p, end))
+                return 1;
+        }
     }
     return 0;
 }
@@ -180,9 +335,14 @@ static long rd(int fd, void *buf, size_t n, off_t at)
     return sc_sys4(SYS_pread64, fd, (long)buf, (long)n, at);
 }
 
+/* How many `#!` scripts can lead to a program: the kernel follows five
+ * (a sixth gives ELOOP).  The supervisor follows as many
+ * (crates/runtime/src/program.rs, MAX_SCRIPT_DEPTH). */
+#define SC_MAX_SCRIPT_DEPTH 5
+
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len)
 {
-    for (int depth = 0; depth < 2; depth++) {
+    for (int depth = 0; depth <= SC_MAX_SCRIPT_DEPTH; depth++) {
         long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
         if (fd < 0)
             return 0;

@@ -142,7 +142,8 @@ static int kernel_action(int sig, const struct sigaction *want, struct sigaction
 
 static int sc_sigaction_impl(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (!managed || sig < 1 || sig >= NSIG_MAX || sig == SIGKILL || sig == SIGSTOP || sc_vfork_child())
+    if (!managed || sig < 1 || sig >= NSIG_MAX || sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN) ||
+        sc_vfork_child())
         return SC_REAL(sigaction)(sig, act, old);
     sc_enter();
     sc_spin_lock(&sig_lock);
@@ -213,6 +214,32 @@ SC_EXPORT sighandler_t sigset(int sig, sighandler_t h)
     if (prev == SIG_ERR)
         return SIG_ERR;
     return sigismember(&om, sig) ? SIG_HOLD : prev;
+}
+
+/* The kernel keeps SIG_IGN across exec and resets caught signals to
+ * SIG_DFL; glibc's posix_spawn child (so also system and popen) resets
+ * caught ones too.  SIGSEGV and SIGBUS the program ignores are caught by
+ * the trampoline (a fault in the runtime's copy of a write's buffer becomes
+ * EFAULT), so around an exec or a spawn they are set to SIG_IGN: the new
+ * program starts ignoring them, as without the runtime.  after=1 puts the
+ * trampolines back (the exec failed, the spawn returned).  Meanwhile a
+ * write with a bad pointer in another thread kills the process instead of
+ * failing with EFAULT. */
+void sc_signals_exec(int after)
+{
+    if (!managed)
+        return;
+    static const int sigs[] = {SIGSEGV, SIGBUS};
+    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction k;
+        if (prog[sigs[i]].sa_handler != SIG_IGN)
+            continue;
+        if (after)
+            kernel_action(sigs[i], &prog[sigs[i]], &k);
+        else
+            k = prog[sigs[i]];
+        SC_REAL(sigaction)(sigs[i], &k, NULL);
+    }
 }
 
 /* Takes over every signal whose action matters (called once, at start).

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -213,6 +215,21 @@ SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx
         sc_publish();                                                                                   \
         return SC_REAL(name) args;                                                                      \
     }
+
+/* libc functions that stat files themselves (their sizes must count the
+ * pending bytes): the tree walkers.  Their internal stat calls do not reach
+ * the wrappers, so everything is written out first.  (dlopen, which reads
+ * and maps the file, is in wrap_proc.c.) */
+PUB(int, nftw, (const char *d, __nftw_func_t f, int n, int fl), (d, f, n, fl))
+PUB(int, nftw64, (const char *d, __nftw64_func_t f, int n, int fl), (d, f, n, fl))
+PUB(int, ftw, (const char *d, __ftw_func_t f, int n), (d, f, n))
+PUB(int, ftw64, (const char *d, __ftw64_func_t f, int n), (d, f, n))
+PUB(FTS *, fts_open, (char *const *p, int o, int (*c)(const FTSENT **, const FTSENT **)), (p, o, c))
+PUB(FTSENT *, fts_read, (FTS *f), (f))
+PUB(FTSENT *, fts_children, (FTS *f, int o), (f, o))
+PUB(FTS64 *, fts64_open, (char *const *p, int o, int (*c)(const FTSENT64 **, const FTSENT64 **)), (p, o, c))
+PUB(FTSENT64 *, fts64_read, (FTS64 *f), (f))
+PUB(FTSENT64 *, fts64_children, (FTS64 *f, int o), (f, o))
 
 PUB(int, truncate, (const char *p, off_t n), (p, n))
 PUB(int, truncate64, (const char *p, off64_t n), (p, n))

@@ -27,6 +27,7 @@ pid_t _Fork(void);
 
 void sc_exec_prepare(int *saved)
 {
+    sc_signals_exec(0);
     *saved = sc_mode();
     if (*saved == SC_OFF || sc_vfork_child()) {
         *saved = SC_OFF;
@@ -41,6 +42,7 @@ void sc_exec_prepare(int *saved)
 
 void sc_exec_failed(int saved)
 {
+    sc_signals_exec(1);
     if (saved == SC_ACTIVE)
         atomic_store(&G.mode, SC_ACTIVE);
 }
@@ -153,7 +155,10 @@ SC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
         sc_publish();
         sc_check_exec_target(path, 0);
     }
-    return SC_REAL(posix_spawn)(pid, path, fa, at, argv, envp);
+    sc_signals_exec(0);
+    int r = SC_REAL(posix_spawn)(pid, path, fa, at, argv, envp);
+    sc_signals_exec(1);
+    return r;
 }
 
 SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -163,19 +168,30 @@ SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
         sc_publish();
         sc_check_exec_target(file, 1);
     }
-    return SC_REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
+    sc_signals_exec(0);
+    int r = SC_REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
+    sc_signals_exec(1);
+    return r;
 }
 
 SC_EXPORT int system(const char *cmd)
 {
     sc_publish();
-    return SC_REAL(system)(cmd);
+    sc_signals_exec(0);
+    int r = SC_REAL(system)(cmd), err = errno;
+    sc_signals_exec(1);
+    errno = err;
+    return r;
 }
 
 SC_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
     sc_publish();
+    sc_signals_exec(0);
     FILE *f = SC_REAL(popen)(cmd, mode);
+    int e = errno;
+    sc_signals_exec(1);
+    errno = e;
     if (f && sc_live()) {
         int err = errno;
         sc_after_open(fileno(f));
@@ -301,6 +317,7 @@ static void loaded(void)
 
 SC_EXPORT void *dlopen(const char *file, int mode)
 {
+    sc_publish(); /* the loader's fstat, read and mmap of the file see every byte */
     void *h = SC_REAL(dlopen)(file, mode);
     if (h && sc_live())
         loaded();
@@ -309,6 +326,7 @@ SC_EXPORT void *dlopen(const char *file, int mode)
 
 SC_EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
+    sc_publish(); /* the loader's fstat, read and mmap of the file see every byte */
     void *h = SC_REAL(dlmopen)(lm, file, mode);
     if (h && sc_live())
         loaded();

@@ -127,6 +127,59 @@ if out=$(test/fuzz.sh "$LIB" "$T/fuzz" 1 150 400); then ok "$out"; else bad "fuz
 # -- raw system calls: detected, reported, program unchanged -----------------
 msg=$(rt "$T/rawsys" "$W/raw1" 5000 2>&1 >/dev/null); "$T/rawsys" "$W/raw2" 5000
 if cmp -s "$W/raw1" "$W/raw2" && echo "$msg" | grep -q "raw syscall"; then ok "raw syscalls reported, output unchanged"; else bad "raw syscalls: $msg"; fi
+# Only code counts: a table in .text outside every FDE (libcrypto's kind) is
+# data; a raw syscall in assembly without unwind info (Go's kind) is found.
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/scanprobe" "$T/libdatatext.so" "$W/scan" 2>&1)
+if echo "$msg" | grep -q 'deferred=96 ' && ! echo "$msg" | grep -q "raw syscall"; then ok "scan: syscall bytes in data between functions are not raw syscalls"
+else bad "scan: data in .text taken for code: $msg"; fi
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/scanprobe" "$T/libnocfi.so" "$W/scan" 2>&1)
+if echo "$msg" | grep -q "libnocfi.so makes system calls without libc"; then ok "scan: a raw syscall in code without unwind info is found"
+else bad "scan: a raw syscall outside every FDE missed: $msg"; fi
+# A real program that loads OpenSSL's libcrypto (no raw syscall in it) is coalesced, same bytes.
+if python3 -c 'import hashlib, ssl' 2>/dev/null; then
+  py='import hashlib, ssl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(2000): os.write(fd, b"%05d %s\n" % (i, hashlib.sha256(b"%d" % i).hexdigest()[:8].encode()))'
+  python3 -c "$py" "$W/py1"; msg=$(rt env SYSCLUSTER_VERBOSE=1 python3 -c "$py" "$W/py2" 2>&1)
+  if cmp -s "$W/py1" "$W/py2" && echo "$msg" | grep -q 'python3[^ ]*: deferred=[1-9]' && ! echo "$msg" | grep -q libcrypto; then
+    ok "python3 with hashlib and ssl (libcrypto loaded): deferred, same bytes"
+  else bad "python3 with libcrypto: $msg"; fi
+else
+  bad "python3 with hashlib and ssl not available (scripts/install-deps.sh installs python3)"
+fi
+
+# -- the programs exec starts: a static one at the end of a chain of scripts as
+# deep as the kernel follows is reported (the supervisor follows as many) ------
+printf '#include <unistd.h>\nint main(void) { return write(1, "static\\n", 7) != 7; }\n' > "$W/static.c"
+if gcc -static -o "$W/static" "$W/static.c" 2>/dev/null; then
+  prev=$W/static
+  for i in 1 2 3 4 5; do printf '#!%s\n' "$prev" > "$W/chain$i"; chmod +x "$W/chain$i"; prev=$W/chain$i; done
+  n=0
+  for i in 3 5; do
+    msg=$(rt sh -c "exec '$W/chain$i'" 2>&1)
+    echo "$msg" | grep -q "static is statically linked" && echo "$msg" | grep -q '^static$' && n=$((n + 1))
+  done
+  if [ "$n" = 2 ]; then ok "exec: a static program behind 3 and 5 scripts is reported"; else bad "exec through scripts: $msg"; fi
+else
+  bad "exec through scripts: gcc -static failed (libc6-dev provides libc.a)"
+fi
+
+# -- signal dispositions: the program and its children see what it set --------
+"$T/sigexec" > "$W/sig1" 2>&1; rt "$T/sigexec" > "$W/sig2" 2>&1
+if [ "$(grep -c ignores "$W/sig1")" = 6 ] && cmp -s "$W/sig1" "$W/sig2"; then
+  ok "signals: SIG_IGN of SIGSEGV/SIGBUS kept across exec, posix_spawn, system, popen; glibc's 32 refused as plain"
+else bad "signals across exec: $(diff "$W/sig1" "$W/sig2" | tr '\n' ' ')"; fi
+if [ "$(grep '^SigIgn' /proc/self/status)" = "$(rt grep '^SigIgn' /proc/self/status)" ]; then ok "signals: the program starts with the ignored signals it was given"
+else bad "signals: the runtime changes the ignored signals at start"; fi
+
+# -- libc's own stat and open calls (nftw, ftw, fts, dlopen) see every byte ----
+mkdir -p "$W/lcs1" "$W/lcs2"
+"$T/libcstat" "$W/lcs1" "$T/libdatatext.so" > "$W/lcs1.out" 2>&1
+msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/libcstat" "$W/lcs2" "$T/libdatatext.so" 2>&1 > "$W/lcs2.out")
+if grep -q '^nftw log 1600$' "$W/lcs1.out" && grep -q '^dlopen ok 7$' "$W/lcs1.out" && grep -q '^dlerror failed /nonexistent' "$W/lcs1.out" && cmp -s "$W/lcs1.out" "$W/lcs2.out" &&
+   echo "$msg" | grep -q 'deferred=[1-9]'; then
+  ok "nftw, ftw, fts and dlopen of a file written in short writes see every byte; dlerror() survives the runtime's lookups"
+else bad "libc-internal stat/open: $(diff "$W/lcs1.out" "$W/lcs2.out" | tr '\n' ' ') $msg"; fi
 
 # -- errors of deferred writes -----------------------------------------------
 "$T/enospc" "$W/fb1" efbig 100000 > "$W/fb1.msg"; s1=$?
@@ -202,6 +255,10 @@ pl "$T/planned" clock >/dev/null 2>"$W/plan.err"; n2=$(answered gtod "$W/plan.er
 if at_least "$n1" 2000 && [ -z "$n2" ]; then ok "plan: a module without build-id matched by path; another build-id matches nothing"
 else bad "plan module matching: by path '$n1', other build-id '$n2'"; fi
 PLAN=$("$T/planned" spec)
+# More sites than the library holds: the rest are named, not silently dropped.
+msg=$(env LD_PRELOAD="$LIB" SYSCLUSTER_PLAN="$(printf '%s\n' "$PLAN"; for i in $(seq 600); do printf 'site\tclock\t0\t%x\t96\t0\t9\tx:%d\n' $((4096 + i)) "$i"; done)" /bin/true 2>&1)
+if echo "$msg" | grep -q "the plan has $(( $(printf '%s\n' "$PLAN" | grep -c '^site') + 600 - 512 )) sites this runtime cannot hold"; then ok "plan: sites beyond the library's table are reported"
+else bad "plan: too many sites: '$msg'"; fi
 if mount -t tmpfs -o size=256k tmpfs "$W/mnt" 2>/dev/null; then
   "$T/planned" enospc "$W/mnt/a" > "$W/e1"; s1=$?; cp "$W/mnt/a" "$W/a1"; rm -f "$W/mnt/a"
   pl "$T/planned" enospc "$W/mnt/a" > "$W/e2" 2>"$W/plan.err"; s2=$?; cp "$W/mnt/a" "$W/a2"; rm -f "$W/mnt/a"

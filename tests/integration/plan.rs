@@ -355,3 +355,70 @@ fn planned_writes_on_a_full_disk() {
     assert!(stderr(&o).contains("No space left on device"));
     assert!(before == std::fs::read(&f).unwrap(), "the full tmpfs holds different bytes");
 }
+
+/// A plan names files, and they may be anything: a device that never ends,
+/// a FIFO that blocks the open — refused at once with one line, before the
+/// program runs.
+#[test]
+fn plans_naming_files_that_are_not_regular_are_refused_at_once() {
+    let d = tmp();
+    let out = d.path().join("out");
+    let w8 = corpus("write8");
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let plan = plan_of(d.path(), "w8", &[s(&w8), s(&d.path().join("rec")), "2000"]);
+    let mut cases = vec![("/dev/zero".to_string(), "/dev/zero is a character device, not a regular file".to_string())];
+    cases.push((s(&fifo).to_string(), format!("{} is a FIFO, not a regular file", s(&fifo))));
+    for (module, kind) in [("/dev/zero", "a character device"), (s(&fifo), "a FIFO")] {
+        let mut p = Plan::load(&plan).unwrap();
+        p.modules.push(syscluster_advise::plan::Module { path: module.into(), build_id: Some("00aa".into()), status: "ok".into() });
+        let f = d.path().join(format!("bad-module-{}.plan", cases.len()));
+        std::fs::write(&f, p.to_json()).unwrap();
+        cases.push((s(&f).to_string(), format!("{module} is {kind}, not a regular file")));
+    }
+    for (file, says) in cases {
+        let started = std::time::Instant::now();
+        let o = run_with(&["--plan", &file], &[s(&w8), s(&out), "10"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{file}: {e}");
+        assert_eq!(e.lines().count(), 1, "{file}: {e}");
+        assert!(e.contains(&says), "{file}: {e}");
+        assert!(!out.exists(), "{file}: the program ran");
+        // Not a timing assertion on the program: a refusal that read /dev/zero
+        // or waited on the FIFO would take minutes or forever.
+        assert!(started.elapsed().as_secs() < 60, "{file}: took {:?}", started.elapsed());
+    }
+}
+
+/// 10,000 clusters: the environment cannot carry them all, nor the library
+/// hold them; the run goes ahead with the first sites and says which
+/// clusters are not applied — never "Argument list too long", never a
+/// silent subset.
+#[test]
+fn a_plan_larger_than_the_runtime_holds_says_what_is_left_out() {
+    let d = tmp();
+    let w8 = corpus("write8");
+    let plan = plan_of(d.path(), "w8", &[s(&w8), s(&d.path().join("rec")), "2000"]);
+    let mut p = Plan::load(&plan).unwrap();
+    let first = p.clusters.iter().find(|c| c.mechanism == "writev-coalescing").expect("write8's plan coalesces").clone();
+    p.clusters = (1..=10_000)
+        .map(|id| {
+            let mut c = first.clone();
+            c.id = id;
+            c
+        })
+        .collect();
+    let big = d.path().join("big.plan");
+    std::fs::write(&big, p.to_json()).unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let plain = run(Command::new(&w8).arg(&a).arg("5000"));
+    let o = run_with(&["--plan", s(&big)], &[s(&w8), s(&b), "5000"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), plain.status.code(), "{e}");
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let per = first.locations.len();
+    let want = format!("plan: {} call sites of {} clusters (#", (10_000 - 512 / per) * per, 10_000 - 512 / per);
+    assert!(e.contains(&want) && e.contains("are not applied: the runtime holds at most 512 sites"), "{e}");
+    assert!(!e.contains("Argument list too long") && !e.contains("cannot hold"), "{e}");
+}

@@ -39,3 +39,62 @@ fn stat_json_counts_and_times() {
     assert_eq!(v["by_syscall"]["write"]["median"], 300);
     assert_eq!(v["by_syscall"]["close"]["min"].as_u64().unwrap() >= 1, true);
 }
+
+/// The `SigIgn:` line of a shell started by `cmd` (it prints its own).
+fn ignored_signals(cmd: &mut std::process::Command, ignore_sigpipe: bool) -> String {
+    use std::os::unix::process::CommandExt;
+    cmd.args(["sh", "-c", "grep '^SigIgn:' /proc/$$/status"]);
+    // SAFETY: async-signal-safe calls between fork and exec.  Both the plain
+    // shell and syscluster start from the same known state: glibc's 32 and
+    // 33 at SIG_DFL (cargo starts this test through posix_spawn, which
+    // leaves them ignored), SIGPIPE as asked.
+    unsafe {
+        cmd.pre_exec(move || {
+            let dfl: [usize; 4] = [0; 4]; // the kernel's struct sigaction: SIG_DFL, no flags
+            for sig in [32, 33] {
+                libc::syscall(libc::SYS_rt_sigaction, sig, dfl.as_ptr(), 0usize, 8usize);
+            }
+            libc::signal(libc::SIGPIPE, if ignore_sigpipe { libc::SIG_IGN } else { libc::SIG_DFL });
+            Ok(())
+        })
+    };
+    let o = run(cmd);
+    assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    out.lines().find(|l| l.starts_with("SigIgn:")).unwrap_or_else(|| panic!("{cmd:?} printed no SigIgn: {out}")).to_owned()
+}
+
+/// `run`, `record` and `stat` start the program with the signal
+/// dispositions they were given: not SIGPIPE ignored (Rust's runtime
+/// ignores it in the parent), not glibc's 32 and 33 ignored (posix_spawn's
+/// child does that), and SIGPIPE ignored when the shell ignored it.
+#[test]
+fn programs_start_with_the_signal_dispositions_of_the_shell() {
+    let d = tmp();
+    let profile = d.path().join("p.json");
+    let launchers: [Vec<std::ffi::OsString>; 3] = [
+        vec!["run".into(), "--".into()],
+        vec!["record".into(), "-o".into(), profile.clone().into(), "--".into()],
+        vec!["stat".into(), "--runs".into(), "1".into(), "--".into()],
+    ];
+    for ignore in [false, true] {
+        let plain = ignored_signals(&mut std::process::Command::new("env"), ignore);
+        for l in &launchers {
+            let under = ignored_signals(syscluster().args(l), ignore);
+            assert_eq!(under, plain, "syscluster {:?} (SIGPIPE ignored by the shell: {ignore})", l[0]);
+        }
+    }
+    // `yes | head -1`: yes dies of SIGPIPE, as without syscluster.
+    for l in &launchers[..2] {
+        let mut c = syscluster();
+        c.args(l).arg("yes").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().expect("spawn syscluster");
+        let mut line = [0u8; 2];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut line).expect("yes writes");
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("wait");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(128 + libc::SIGPIPE), "syscluster {:?} -- yes | head -1: {err}", l[0]);
+        assert!(!err.contains("Broken pipe"), "{err}");
+    }
+}

@@ -15,6 +15,9 @@ use syscluster_model::Profile;
 /// The version this build writes and the only one it reads.
 pub const PLAN_VERSION: u32 = 1;
 
+/// The largest plan file read (a plan of 10,000 clusters is ~10 MB).
+pub const PLAN_LIMIT: u64 = 256 << 20;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
@@ -146,7 +149,7 @@ pub const CODE_WINDOW: u64 = 16;
 /// build-id is still the code the plan was made for.
 pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let f = crate::elf::open_regular("", path, crate::elf::MODULE_LIMIT)?;
     let len = f
         .metadata()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?
@@ -328,7 +331,7 @@ impl Plan {
     /// Reads and checks a plan file.
     pub fn load(path: &Path) -> Result<Plan, String> {
         let name = path.display();
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read plan {name}: {e}"))?;
+        let bytes = crate::elf::read_regular("plan ", path, PLAN_LIMIT)?;
         let v: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
         match v.get("plan_version").and_then(|x| x.as_u64()) {

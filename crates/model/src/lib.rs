@@ -4,6 +4,7 @@
 pub mod errno;
 pub mod event;
 pub mod fmt;
+pub mod inherited;
 pub mod machine;
 pub mod profile;
 /// Generated from `data/syscall_properties.tsv` by `scripts/gen-syscall-lists.py`.

@@ -116,6 +116,7 @@ impl Child {
                     }
                 }
                 libc::close(gate[0]);
+                syscluster_model::inherited::restore_sigpipe();
                 if let Some(hook) = pre_exec.as_mut() {
                     if let Err(e) = hook() {
                         let code = e.raw_os_error().unwrap_or(libc::EINVAL);

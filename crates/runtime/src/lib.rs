@@ -26,10 +26,11 @@ mod library;
 pub mod plan;
 mod program;
 mod report;
+mod spawn;
 mod supervise;
 
 pub use library::{find_library, LIBRARY_NAME};
-pub use program::{check_program, resolve_program, script_interpreter, Interposable};
+pub use program::{check_program, resolve_program, script_interpreter, Interposable, MAX_SCRIPT_DEPTH};
 
 use std::ffi::OsString;
 use std::io;
@@ -223,11 +224,11 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         }
     }
     supervise::become_subreaper();
-    let child = cmd.spawn().map_err(|e| match e.kind() {
+    // With the signal dispositions we were given (see spawn.rs).
+    let pid = spawn::spawn(&cmd).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => RunError::NotFound(name.clone()),
         _ => RunError::Exec(name.clone(), e),
     })?;
-    let pid = child.id() as libc::pid_t;
     if opts.forward_signals {
         supervise::forward_signals_to(pid);
     }
@@ -238,6 +239,5 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
     let status = status?;
     supervise::wait_for_guardians();
     reporter.finish();
-    drop(child);
     Ok(ExitStatus::from_raw(status))
 }

@@ -25,6 +25,14 @@ use syscluster_advise::plan::{Cluster, Plan, PlanLocation};
 /// The first line of `$SYSCLUSTER_PLAN`.
 pub const SPEC_HEADER: &str = "syscluster-plan/1";
 
+/// The sites and modules the library holds (`MAX_SITES`, `MAX_MODULES` in
+/// `runtime/src/plan.c`).
+pub const MAX_SITES: usize = 512;
+pub const MAX_MODULES: usize = 64;
+/// The longest `$SYSCLUSTER_PLAN` the kernel passes: one environment string
+/// is at most 32 pages (MAX_ARG_STRLEN), name and NUL included.
+pub const MAX_SPEC: usize = 32 * 4096 - "SYSCLUSTER_PLAN=".len() - 1;
+
 /// A plan made ready for the library.
 #[derive(Clone, Debug, Default)]
 pub struct Prepared {
@@ -126,9 +134,8 @@ fn raw_syscall_at(module: &str, offset: u64) -> bool {
     use std::os::unix::fs::FileExt;
     let mut b = [0u8; 2];
     offset >= 2
-        && std::fs::File::open(module)
-            .and_then(|f| f.read_exact_at(&mut b, offset - 2))
-            .is_ok()
+        && syscluster_advise::elf::open_regular("", Path::new(module), syscluster_advise::elf::MODULE_LIMIT)
+            .is_ok_and(|f| f.read_exact_at(&mut b, offset - 2).is_ok())
         && b == [0x0f, 0x05]
 }
 
@@ -160,6 +167,16 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
     let mut out = Prepared::default();
     let mut sites = String::new();
     let mut buffer: usize = 64 * 1024;
+    let mut modules = String::new();
+    for (i, m) in plan.modules.iter().enumerate().take(MAX_MODULES) {
+        if !m.path.contains(['\t', '\n']) {
+            let id = m.build_id.as_deref().unwrap_or("-");
+            let _ = writeln!(modules, "module\t{i}\t{id}\t{}", m.path);
+        }
+    }
+    // Room for the sites: what the library holds, what the environment passes.
+    let mut room = MAX_SPEC.saturating_sub(SPEC_HEADER.len() + "\nbuffer\t1048576\n".len() + modules.len());
+    let (mut n_sites, mut dropped, mut dropped_clusters) = (0usize, 0usize, Vec::new());
     for c in &plan.clusters {
         let head = format!("plan cluster #{} {}", c.id, c.rule);
         if let Some(why) = refusal(c) {
@@ -196,7 +213,17 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
             };
             let param = if kind == "write" { threshold } else { 0 };
             let label = l.short().replace(['\t', '\n'], " ");
-            let _ = writeln!(sites, "site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}", l.offset, c.id);
+            let line = format!("site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}\n", l.offset, c.id);
+            if m >= MAX_MODULES || n_sites == MAX_SITES || line.len() > room {
+                dropped += 1;
+                if dropped_clusters.last() != Some(&c.id) {
+                    dropped_clusters.push(c.id);
+                }
+                continue;
+            }
+            room -= line.len();
+            n_sites += 1;
+            sites.push_str(&line);
             done.push(format!("{} ({})", l.short(), l.syscall));
         }
         if c.mechanism == "writev-coalescing" {
@@ -211,16 +238,21 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
             out.applied.push(line);
         }
     }
-    if !sites.is_empty() {
-        let mut spec = format!("{SPEC_HEADER}\nbuffer\t{buffer}\n");
-        for (i, m) in plan.modules.iter().enumerate() {
-            if !m.path.contains(['\t', '\n']) {
-                let id = m.build_id.as_deref().unwrap_or("-");
-                let _ = writeln!(spec, "module\t{i}\t{id}\t{}", m.path);
-            }
+    if dropped > 0 {
+        let mut ids: Vec<String> = dropped_clusters.iter().take(8).map(|i| format!("#{i}")).collect();
+        if dropped_clusters.len() > ids.len() {
+            ids.push(format!("and {} more", dropped_clusters.len() - ids.len()));
         }
-        spec.push_str(&sites);
-        out.spec = spec;
+        out.refused.push(format!(
+            "plan: {dropped} call sites of {} clusters ({}) are not applied: the runtime holds at most \
+             {MAX_SITES} sites in {MAX_MODULES} modules, passed in {MAX_SPEC} bytes of environment \
+             ({n_sites} sites applied, the first in the plan's order)",
+            dropped_clusters.len(),
+            ids.join(", ")
+        ));
+    }
+    if !sites.is_empty() {
+        out.spec = format!("{SPEC_HEADER}\nbuffer\t{buffer}\n{modules}{sites}");
     }
     out
 }
@@ -334,6 +366,23 @@ mod tests {
         assert_eq!(out.refused.len(), 1, "{:?}", out.refused);
         assert!(out.refused[0].contains("raw syscall instruction"));
         assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), 1, "the other location stays");
+    }
+
+    #[test]
+    fn sites_beyond_what_the_library_holds_are_named_not_dropped_silently() {
+        let calls: Vec<(&str, u32, u64)> = (0..600).map(|i| ("gettimeofday", 96, 1000 + 16 * i)).collect();
+        let clusters: Vec<(&str, &str, &[(&str, u32, u64)], &str)> =
+            calls.chunks(1).map(|c| ("clock-vdso", "vdso-clock", c, "")).collect();
+        let out = decide(&plan("/nonexistent/prog", &clusters), 4096);
+        assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), MAX_SITES);
+        assert!(out.spec.len() <= MAX_SPEC);
+        assert_eq!(out.refused.len(), 1, "{:?}", out.refused);
+        assert!(
+            out.refused[0].starts_with("plan: 88 call sites of 88 clusters (#513, #514,")
+                && out.refused[0].contains("and 80 more) are not applied: the runtime holds at most 512 sites"),
+            "{}",
+            out.refused[0]
+        );
     }
 
     #[test]

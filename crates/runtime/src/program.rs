@@ -39,12 +39,19 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
         })
 }
 
+/// How many `#!` scripts can lead to a program: the kernel follows five (a
+/// sixth gives ELOOP).  The preload library's exec wrappers follow as many
+/// (`runtime/src/scan.c`, `SC_MAX_SCRIPT_DEPTH`), so both reach the same
+/// verdict about the same program.
+pub const MAX_SCRIPT_DEPTH: usize = 5;
+
 /// Static executables ignore LD_PRELOAD; set-user-ID, set-group-ID and
 /// file-capability programs run in secure-execution mode, where the loader
-/// ignores it too.  A script is judged by its interpreter.
+/// ignores it too.  A script is judged by its interpreter, through up to
+/// [`MAX_SCRIPT_DEPTH`] scripts.
 pub fn check_program(path: &Path) -> Interposable {
     let mut path = path.to_path_buf();
-    for _ in 0..4 {
+    for _ in 0..=MAX_SCRIPT_DEPTH {
         let Ok(meta) = path.metadata() else {
             return Interposable::Yes;
         };

@@ -425,6 +425,19 @@ fn static_and_setuid_programs_are_reported_and_run_unchanged() {
     let script = t.path().join("script");
     fs::write(&script, format!("#!{}\n", bin.display())).unwrap();
     assert!(matches!(check_program(&script), Interposable::No(_)));
+    // Through a chain of scripts as deep as the kernel follows; runtime/test/run.sh
+    // checks that the library's exec wrappers reach the same verdict.
+    let mut prev = bin.clone();
+    for depth in 1..=syscluster_runtime::MAX_SCRIPT_DEPTH {
+        let s = t.path().join(format!("chain{depth}"));
+        fs::write(&s, format!("#!{}\n", prev.display())).unwrap();
+        fs::set_permissions(&s, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            matches!(check_program(&s), Interposable::No(ref w) if w.contains("statically linked")),
+            "a chain of {depth} scripts to a static program"
+        );
+        prev = s;
+    }
 }
 
 #[test]
