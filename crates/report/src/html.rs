@@ -523,6 +523,7 @@ mod tests {
                 count: 3,
                 errors: 0,
                 kernel_ns: 0,
+                blocked_ns: 0,
                 callsites: vec![],
             }],
             io_patterns: vec![IoPattern {

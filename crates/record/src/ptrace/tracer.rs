@@ -290,6 +290,7 @@ fn event(pid: u32, tid: i32, path: &[u8], call: Call, ret: Option<i64>) -> Sysca
         // The time between the two stops is mostly the tracer's and the
         // scheduler's, not the kernel's: not measured.
         kernel_ns: None,
+        blocked_ns: None,
         callsite: call.callsite,
         path: call.has_path.then_some(path),
         unknown_args: 0,
