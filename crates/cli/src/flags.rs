@@ -103,8 +103,9 @@ pub struct RecordArgs {
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,
-    /// The command to record and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command to record and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -282,8 +283,9 @@ pub struct StatArgs {
     /// System calls listed (the rest are summed).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
-    /// The command and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -331,7 +333,8 @@ pub struct RunArgs {
     /// Say what is interposed and, per process, what was coalesced.
     #[arg(short, long)]
     pub verbose: bool,
-    /// The command and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
