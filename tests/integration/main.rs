@@ -7,6 +7,7 @@ mod bad_input;
 mod html;
 mod plan;
 mod savings;
+mod stop;
 mod report;
 mod strace_import;
 mod util;

@@ -69,12 +69,26 @@ pub enum NodeKeyArg {
 /// The command's stdin, stdout and stderr pass through untouched, and
 /// syscluster exits with the command's own status (128+N if signal N killed
 /// it), as `time` does.
+///
+/// Stopping: Ctrl-C reaches the command from the terminal; SIGTERM, SIGHUP
+/// (and SIGINT, SIGQUIT sent to syscluster alone) are passed on to it. The
+/// command decides what they do; the recording goes on until it has ended —
+/// its shutdown included — and the profile is always written, complete.
+/// A command that ignores the signal runs on and is recorded to its end.
+///
+/// Daemons: tasks that leave the command's session (setsid) are not waited
+/// for. The recording ends when the command and the tasks still in its
+/// session have ended; detached ones run on untraced, and the profile
+/// (`left_running`) and stderr say how many. With --follow-detached they are
+/// recorded too, until they end or syscluster is interrupted (Ctrl-C,
+/// SIGTERM) after the command has ended.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
   syscluster record -- ./copy in.dat out.dat
   syscluster record --mode aggregate -o web.json -- nginx -g 'daemon off;'
   syscluster record --backend ptrace --node-key callsite -- python3 app.py
+  syscluster record --follow-detached -- service-that-daemonizes   # Ctrl-C to stop
 
 Without --backend, BPF is used where it may be loaded and ptrace otherwise
 (syscluster says so on stderr).")]
@@ -100,6 +114,10 @@ pub struct RecordArgs {
     /// BPF ring buffer size in MiB (events mode); a power of two.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub ring_buffer: usize,
+    /// Keep recording the command's detached tasks (daemons that called
+    /// setsid) after it ended, until they end or syscluster is interrupted.
+    #[arg(long)]
+    pub follow_detached: bool,
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,

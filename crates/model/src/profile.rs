@@ -76,6 +76,11 @@ pub struct Meta {
     /// How the command ended, when it ran under the recorder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit: Option<ExitStatus>,
+    /// Threads of the command still running when the recording ended:
+    /// detached ones (a daemon's) that `record` was not asked to follow,
+    /// or all that were left when it was stopped. They ran on untraced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_running: u64,
     /// All system calls counted (the sum of node counts).
     pub total_calls: u64,
     pub processes: u64,

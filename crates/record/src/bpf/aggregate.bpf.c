@@ -177,6 +177,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!st || !st->c.pending)
 		return 0;
 	st->c.pending = 0;
+	note_setsid(st, ctx->args[0], ctx->args[1]);
 	struct edge_slot *e = &st->cache[st->cur & (CACHE_SLOTS - 1)];
 	if ((long)ctx->args[1] < 0)
 		e->errors++;

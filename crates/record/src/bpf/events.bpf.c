@@ -141,6 +141,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (changes_mappings(st->nr))
 		__sync_fetch_and_add(&maps_gen, 1);
+	note_setsid(st, ctx->args[0], ctx->args[1]);
 	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }

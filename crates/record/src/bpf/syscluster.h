@@ -63,6 +63,8 @@ enum key_bits {
 enum phase {
 	PHASE_ARMED = 1,    /* the command at its gate: counting starts at execve */
 	PHASE_COUNTING = 2,
+	/* Flag of a `children` entry: the task is detached (see task_common). */
+	PHASE_DETACHED = 0x80,
 };
 
 /* Indexes of the lost[] counters. */
@@ -183,7 +185,8 @@ struct task_common {
 	__u8 gap;      /* events mode: records of this thread were lost */
 	__u8 spilled;  /* the state is in `spill`, not in `slots` */
 	__u8 timed;    /* aggregate mode: the call in flight is being timed */
-	__u8 _pad[3];
+	__u8 detached; /* its process left the command's session (setsid), or descends from one that did */
+	__u8 _pad[2];
 };
 
 /* Aggregate mode: one entry of a thread's edge cache. */
