@@ -143,7 +143,8 @@ pub struct ImportArgs {
     /// needs `strace -k`, not supported: use name or fd).
     #[arg(long, value_enum, default_value = "fd")]
     pub node_key: NodeKeyArg,
-    /// Skip lines that are not strace output (counted as losses) instead of
+    /// Skip lines that are not strace output, and a last line cut short (the
+    /// log ends without a newline), counting them as losses, instead of
     /// stopping at the first one.
     #[arg(long)]
     pub lenient: bool,
