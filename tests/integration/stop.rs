@@ -12,19 +12,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use syscluster_model::Profile;
 
-/// The backends to try: ptrace always; BPF where the tests run as root
-/// (CI), where it must work.
-fn backends() -> Vec<(&'static str, Vec<&'static str>)> {
-    let mut v = vec![("ptrace", vec!["--backend", "ptrace"])];
-    if is_root() {
-        v.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
-        v.push(("bpf-aggregate", vec!["--backend", "bpf", "--mode", "aggregate"]));
-    } else {
-        eprintln!("stop: BPF needs root; only ptrace tried");
-    }
-    v
-}
-
 fn start(out: &Path, args: &[&str], argv: &[&str]) -> Child {
     syscluster()
         .args(["record", "-q", "-o"])
@@ -62,7 +49,7 @@ fn signal(c: &Child, sig: i32) {
 #[test]
 fn interrupted_recording_writes_a_complete_profile() {
     let d = tmp();
-    for (label, args) in backends() {
+    for (label, args) in record_backends() {
         for (sig, name) in [(libc::SIGINT, "INT"), (libc::SIGTERM, "TERM")] {
             let what = format!("{label} SIG{name}");
             let out = d.path().join(format!("{label}-{name}.json"));
@@ -89,7 +76,7 @@ fn interrupted_recording_writes_a_complete_profile() {
 #[test]
 fn command_ignoring_the_signal_is_recorded_to_its_end() {
     let d = tmp();
-    for (label, args) in backends() {
+    for (label, args) in record_backends() {
         let out = d.path().join(format!("{label}.json"));
         let ready = d.path().join(format!("{label}.ready"));
         let done = d.path().join(format!("{label}.done"));
@@ -115,7 +102,7 @@ fn kill_from(file: &Path) {
 #[test]
 fn detached_tasks_are_not_waited_for_unless_followed() {
     let d = tmp();
-    for (label, args) in backends() {
+    for (label, args) in record_backends() {
         let ptrace = label == "ptrace";
         let pidfile = d.path().join(format!("{label}.pid"));
         let marker = d.path().join(format!("{label}.daemon-done"));

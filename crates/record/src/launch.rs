@@ -4,7 +4,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// How a recorded command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,10 +92,14 @@ impl Child {
             .collect::<Result<_, _>>()?;
         let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
         ptrs.push(std::ptr::null());
+        // The PATH search is done here, not by execvp in the child: its
+        // failed execve calls would be recorded as the command's. Where no
+        // file is found, execvp runs to give the error it would.
+        let resolved = resolve_program(&argv[0]).and_then(|p| CString::new(p.into_os_string().into_vec()).ok());
         let gate = pipe_cloexec()?;
         let errpipe = pipe_cloexec()?;
         // SAFETY: the child only makes async-signal-safe calls before exec
-        // (read, write, execvp, _exit) plus the caller's pre_exec hook.
+        // (read, write, execv(p), _exit) plus the caller's pre_exec hook.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(LaunchError::Os("fork", io::Error::last_os_error()));
@@ -123,7 +127,10 @@ impl Child {
                         libc::_exit(127);
                     }
                 }
-                libc::execvp(ptrs[0], ptrs.as_ptr());
+                match &resolved {
+                    Some(path) => libc::execv(path.as_ptr(), ptrs.as_ptr()),
+                    None => libc::execvp(ptrs[0], ptrs.as_ptr()),
+                };
                 let code = *libc::__errno_location();
                 libc::write(errpipe[1], &code as *const i32 as *const _, 4);
                 libc::_exit(127);

@@ -127,10 +127,31 @@ impl Sink {
         Sink { builder: ProfileBuilder::new(opts), modules: callsite::Modules::new() }
     }
 
-    /// The finished profile, code locations resolved.
-    pub fn finish(self, meta: syscluster_model::profile::Meta) -> Profile {
+    /// The finished profile, code locations resolved. Code of the recorder
+    /// itself can only be its launch of the command (the execve that starts
+    /// recording): it is named so, not by a function of syscluster.
+    pub fn finish(mut self, meta: syscluster_model::profile::Meta) -> Profile {
+        let recorder = self.modules.recorder();
         let mut symbolizer = callsite::Symbolizer::new(self.modules);
-        self.builder.finish(meta, &mut |addr| symbolizer.resolve(addr))
+        self.builder.finish(meta, &mut |addr| {
+            if Some(addr.module) == recorder {
+                launch_location()
+            } else {
+                symbolizer.resolve(addr)
+            }
+        })
+    }
+}
+
+/// The code location of the command's first execve, which the recorder's
+/// launcher issues.
+pub fn launch_location() -> syscluster_model::profile::Location {
+    syscluster_model::profile::Location {
+        module: "[syscluster launch]".into(),
+        offset: 0,
+        function: Some("execve of the recorded command".into()),
+        file: None,
+        line: None,
     }
 }
 
@@ -177,6 +198,12 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
             }
         }
     };
+    // The command's program by the name the user gave it (a symbolic link
+    // is not replaced by its target), also where a short-lived process left
+    // before its maps were read.
+    if let Some(program) = argv.first().and_then(|c| launch::resolve_program(c)) {
+        sink.modules.prefer_path(&program);
+    }
     meta.duration_ns = start.elapsed().as_nanos() as u64;
     meta.exit = Some(ended.exit.to_profile());
     meta.left_running = ended.left_running;

@@ -67,15 +67,6 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         Mode::Aggregate => aggregate::record(argv, opts, sink),
         Mode::Events => events::record(argv, opts, sink),
     }?;
-    // The command's execve is issued by the recorder's own code (the
-    // launcher): name that module too. And the command's program, which a
-    // short-lived process may leave before its maps were read.
-    if let Ok(exe) = std::env::current_exe() {
-        sink.modules.learn_path(&exe);
-    }
-    if let Some(program) = argv.first().and_then(|c| crate::launch::resolve_program(c)) {
-        sink.modules.learn_path(&program);
-    }
     Ok(ended)
 }
 

@@ -251,10 +251,12 @@ impl<'a> Tracer<'a> {
             Some(i) => memory::read_cstr(tid, args[i as usize], &mut t.path),
             None => false,
         };
-        // The launcher's own exec is not the program's code.
+        // The launcher's own exec is not the program's code: it is the
+        // launch (named so when the profile is finished).
         let callsite = match &mut self.callsites {
-            Some(c) if !launching => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
-            _ => None,
+            Some(_) if launching => self.sink.modules.recorder().map(|module| CodeAddr { module, offset: 0 }),
+            Some(c) => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
+            None => None,
         };
         let call = Call { nr, args, enter_ns, callsite, has_path };
         if syscalls::never_returns(nr) {
