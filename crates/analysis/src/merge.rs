@@ -40,6 +40,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
             meta.runs += p.meta.runs.max(1);
             meta.processes += p.meta.processes;
             meta.threads += p.meta.threads;
+            meta.left_running += p.meta.left_running;
             if p.meta.backend != meta.backend {
                 meta.backend = "merged".into();
             }
