@@ -155,7 +155,7 @@ pub struct ImportArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FormatArg {
-    /// Tables for a terminal (80 columns).
+    /// Tables for a terminal ($COLUMNS or 80 columns wide; --wide: no cut).
     Text,
     /// The profile as JSON (docs/PROFILE_FORMAT.md).
     Json,
@@ -184,6 +184,10 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Text: cut no row (long sequences, paths, locations) [default: cut at
+    /// $COLUMNS, or 80 columns].
+    #[arg(short, long)]
+    pub wide: bool,
 }
 
 /// Add up profiles of several runs or hosts (same --node-key).

@@ -162,7 +162,8 @@ fn running_caches(slots: &dyn MapCore, spill: &dyn MapCore) -> Vec<(types::edge_
             }
             for e in task.cache.iter().filter(|e| e.count > 0) {
                 let key = types::edge_key { from: e.from, to: e.to };
-                out.push((key, types::edge_val { count: e.count, errors: e.errors, timed: e.timed, kernel_ns: e.kernel_ns }));
+                let val = types::edge_val { count: e.count, errors: e.errors, timed: e.timed, kernel_ns: e.kernel_ns, blocked_ns: e.blocked_ns };
+                out.push((key, val));
             }
         }
     }
@@ -183,6 +184,7 @@ fn read_graph(
         count: u64,
         errors: u64,
         kernel_ns: u64,
+        blocked_ns: u64,
     }
     let mut nodes: FxHashMap<u64, Acc> = FxHashMap::default();
     let mut add = |key: types::edge_key, val: types::edge_val| {
@@ -191,7 +193,9 @@ fn read_graph(
         n.errors += val.errors;
         // The kernel times a sample of the calls: scale it to all of them.
         if val.timed > 0 {
-            n.kernel_ns += (val.kernel_ns as u128 * val.count as u128 / val.timed as u128) as u64;
+            let scale = |ns: u64| (ns as u128 * val.count as u128 / val.timed as u128) as u64;
+            n.kernel_ns += scale(val.kernel_ns);
+            n.blocked_ns += scale(val.blocked_ns);
         }
         if key.from != NODE_START {
             sink.builder.add_edge(raw_key(key.from, sites), raw_key(key.to, sites), val.count);
@@ -211,6 +215,7 @@ fn read_graph(
     for (k, n) in nodes {
         let key = raw_key(k, sites);
         sink.builder.add_node_counts(key, n.count, n.errors, Some(n.kernel_ns));
+        sink.builder.add_blocked(key, n.blocked_ns);
         if let Some(site) = key.site {
             sink.builder.add_callsite(key, site, n.count);
         }

@@ -236,6 +236,45 @@ static __always_inline void note_setsid(TASK_STATE *st, __u64 regs, long ret)
 	}
 }
 
+/* The pt_regs address of `task`, the key of its state. */
+static __always_inline __u64 task_regs(struct task_struct *task)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), &r);
+	return v;
+}
+
+/* A call's start: nothing of it was spent off the CPU yet. */
+static __always_inline void clear_off_cpu(TASK_STATE *st)
+{
+	st->c.off_at = 0;
+	st->c.off_ns = 0;
+}
+
+/* A context switch: a recorded task leaving the CPU inside a call notes
+ * when; one coming back adds the time it was away to its call's time off
+ * the CPU (blocked, or waiting to run again). Time blocked is not time
+ * the kernel worked for the call. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = 0;
+	TASK_STATE *st = lookup_state(task_regs(prev));
+	if (st && st->c.pending) {
+		now = bpf_ktime_get_ns();
+		st->c.off_at = now;
+	}
+	st = lookup_state(task_regs(next));
+	if (st && st->c.off_at) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		st->c.off_ns += now - st->c.off_at;
+		st->c.off_at = 0;
+	}
+	return 0;
+}
+
 /* A recorded task forks (fork, vfork, clone, clone3; threads and
  * processes): the child is recorded from its first event.  This runs before
  * the child is first woken. */

@@ -163,7 +163,7 @@ impl Consumer<'_> {
             ret: returned.then_some(r.ret),
             enter_ns: r.enter_ns,
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
-            blocked_ns: None,
+            blocked_ns: returned.then_some(r.blocked_ns),
             callsite,
             path,
             unknown_args: 0,

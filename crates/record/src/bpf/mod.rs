@@ -2,7 +2,9 @@
 //! `sys_exit` (raw: no perf-buffer copy, unlike `tracepoint/raw_syscalls`;
 //! fentry/fexit may not be loaded where this was built) and on
 //! `sched_process_fork` / `sched_process_exit`, which follow every thread
-//! and process of the command. Transitions are per thread.
+//! and process of the command. Transitions are per thread. A program on
+//! `sched_switch` measures each call's time off the CPU (blocked or
+//! preempted: not time the kernel worked for it), the nodes' `blocked_ns`.
 //!
 //! - [`Mode::Aggregate`]: the syscall graph is built in the kernel
 //!   (`aggregate.bpf.c`: a per-thread cache of edge counters, flushed to a
