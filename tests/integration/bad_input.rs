@@ -105,3 +105,30 @@ fn usage_errors() {
     let o = run(syscluster().args(["import-strace", "x", "--node-key", "callsite"]));
     one_line_error(&o, "strace logs do not have");
 }
+
+/// A mistyped flag before the command is named as an unknown flag, with the
+/// closest one suggested, for every subcommand that takes a command; the
+/// command does not run. Flags after the command's name are the command's.
+#[test]
+fn mistyped_flag_is_not_the_command() {
+    let d = tmp();
+    let marker = d.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let out = d.path().join("x.json");
+    for (args, typo, known) in [
+        (vec!["record", "--mdoe", "events", "-o", out.to_str().unwrap()], "--mdoe", "--mode"),
+        (vec!["run", "--verbsoe"], "--verbsoe", "--verbose"),
+        (vec!["stat", "--rnus", "2"], "--rnus", "--runs"),
+    ] {
+        let o = run(syscluster().args(&args).args(["--", "sh", "-c", &touch]));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("unexpected argument '{typo}'")), "{args:?}: {err}");
+        assert!(err.contains(&format!("'{known}'")), "{args:?}: no suggestion in {err}");
+        assert!(!err.contains("command not found"), "{args:?}: {err}");
+        assert!(!marker.exists(), "{args:?}: the command ran");
+    }
+    // The command's own flags need no `--` once its name is given.
+    let o = run(syscluster().args(["record", "-q", "-o", out.to_str().unwrap(), "sh", "-c", "exit 3"]));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+}

@@ -131,3 +131,16 @@ impl Drop for SmallTmpfs {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// The recorders to try, as `record` flags: ptrace always; BPF in both
+/// modes where the tests run as root (CI), where it must work.
+pub fn record_backends() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut v = vec![("ptrace", vec!["--backend", "ptrace"])];
+    if is_root() {
+        v.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
+        v.push(("bpf-aggregate", vec!["--backend", "bpf", "--mode", "aggregate"]));
+    } else {
+        eprintln!("BPF needs root; only ptrace tried");
+    }
+    v
+}

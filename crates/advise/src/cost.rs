@@ -84,8 +84,9 @@ impl<'a> CostModel<'a> {
             .nodes
             .iter()
             .map(|n| {
+                // Time blocked (off the CPU) is not what a crossing costs.
                 if n.count > 0 {
-                    n.kernel_ns as f64 / n.count as f64
+                    n.working_ns() as f64 / n.count as f64
                 } else {
                     0.0
                 }

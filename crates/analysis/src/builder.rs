@@ -48,6 +48,7 @@ struct NodeAcc {
     count: u64,
     errors: u64,
     kernel_ns: u64,
+    blocked_ns: u64,
     sites: FxHashMap<CodeAddr, u64>,
 }
 
@@ -78,6 +79,7 @@ pub struct ProfileBuilder {
     fd_args: Vec<Option<(u8, bool)>>,
     nargs: Vec<u8>,
     collected_time: bool,
+    collected_blocked: bool,
     collected_sites: bool,
     collected_matches: bool,
     events_seen: bool,
@@ -102,6 +104,7 @@ impl ProfileBuilder {
             fd_args,
             nargs,
             collected_time: false,
+            collected_blocked: false,
             collected_sites: false,
             collected_matches: false,
             events_seen: false,
@@ -156,6 +159,10 @@ impl ProfileBuilder {
             if let Some(ns) = ev.kernel_ns {
                 n.kernel_ns += ns;
                 self.collected_time = true;
+            }
+            if let Some(ns) = ev.blocked_ns {
+                n.blocked_ns += ns;
+                self.collected_blocked = true;
             }
             if let Some(site) = ev.callsite {
                 *n.sites.entry(site).or_insert(0) += 1;
@@ -252,6 +259,14 @@ impl ProfileBuilder {
         }
     }
 
+    /// Counts from in-kernel aggregation: the part of a node's kernel time
+    /// spent off the CPU.
+    pub fn add_blocked(&mut self, key: RawKey, blocked_ns: u64) {
+        let id = self.intern(key);
+        self.nodes[id as usize].blocked_ns += blocked_ns;
+        self.collected_blocked = true;
+    }
+
     /// Counts from in-kernel aggregation: an edge's weight.
     pub fn add_edge(&mut self, from: RawKey, to: RawKey, weight: u64) {
         let a = self.intern(from);
@@ -297,6 +312,7 @@ impl ProfileBuilder {
                     count: n.count,
                     errors: n.errors,
                     kernel_ns: n.kernel_ns,
+                    blocked_ns: n.blocked_ns.min(n.kernel_ns),
                     callsites,
                 }
             })
@@ -354,6 +370,7 @@ impl ProfileBuilder {
         meta.threads = self.tids.len() as u64;
         meta.runs = meta.runs.max(1);
         meta.collected.kernel_time |= self.collected_time;
+        meta.collected.blocked_time |= self.collected_blocked && self.collected_time;
         meta.collected.callsites |= self.collected_sites;
         meta.collected.value_profiles |= self.opts.value_profiles && self.events_seen;
         meta.collected.io_patterns |= self.opts.io_patterns && self.events_seen;
@@ -371,5 +388,44 @@ impl ProfileBuilder {
         };
         profile.sequences = sequences::mine(&profile, &sequences::SequenceOptions::default());
         profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syscluster_model::profile::Meta;
+
+    fn wait4(blocked: Option<u64>) -> SyscallEvent<'static> {
+        let mut ev = SyscallEvent::new(1, 1, nr_of("wait4"));
+        ev.ret = Some(2);
+        ev.kernel_ns = Some(1000);
+        ev.blocked_ns = blocked;
+        ev
+    }
+
+    fn nr_of(name: &str) -> u32 {
+        syscalls::by_name(name).expect("known call").nr
+    }
+
+    #[test]
+    fn blocked_time_is_part_of_kernel_time_and_merges() {
+        let mut b = ProfileBuilder::new(BuilderOptions::default());
+        b.event(&wait4(Some(900)));
+        b.event(&wait4(Some(800)));
+        let p = b.finish(Meta::default(), &mut |_| Default::default());
+        assert!(p.meta.collected.blocked_time);
+        let n = &p.nodes[0];
+        assert_eq!((n.kernel_ns, n.blocked_ns, n.working_ns()), (2000, 1700, 300));
+        let both = crate::merge::merge(&[p.clone(), p]).expect("merges");
+        assert_eq!(both.nodes[0].blocked_ns, 3400);
+        assert!(both.meta.collected.blocked_time);
+
+        // A backend that does not measure it: not collected, working = kernel.
+        let mut b = ProfileBuilder::new(BuilderOptions::default());
+        b.event(&wait4(None));
+        let p = b.finish(Meta::default(), &mut |_| Default::default());
+        assert!(!p.meta.collected.blocked_time);
+        assert_eq!(p.nodes[0].working_ns(), 1000);
     }
 }

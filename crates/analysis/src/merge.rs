@@ -40,6 +40,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
             meta.runs += p.meta.runs.max(1);
             meta.processes += p.meta.processes;
             meta.threads += p.meta.threads;
+            meta.left_running += p.meta.left_running;
             if p.meta.backend != meta.backend {
                 meta.backend = "merged".into();
             }
@@ -55,19 +56,21 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
             c.value_profiles &= p.meta.collected.value_profiles;
             c.io_patterns &= p.meta.collected.io_patterns;
             c.result_matches &= p.meta.collected.result_matches;
+            c.blocked_time &= p.meta.collected.blocked_time;
             meta.exit = None;
         }
         // Old id -> merged id.
         let mut map = Vec::with_capacity(p.nodes.len());
         for n in &p.nodes {
             let id = *node_index.entry((n.nr, n.key.clone())).or_insert_with(|| {
-                nodes.push(Node { id: nodes.len() as u32, count: 0, errors: 0, kernel_ns: 0, callsites: vec![], ..n.clone() });
+                nodes.push(Node { id: nodes.len() as u32, count: 0, errors: 0, kernel_ns: 0, blocked_ns: 0, callsites: vec![], ..n.clone() });
                 nodes.len() as u32 - 1
             });
             let m = &mut nodes[id as usize];
             m.count += n.count;
             m.errors += n.errors;
             m.kernel_ns += n.kernel_ns;
+            m.blocked_ns += n.blocked_ns;
             m.callsites.extend(n.callsites.iter().cloned());
             map.push(id);
         }

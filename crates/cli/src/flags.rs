@@ -71,12 +71,26 @@ pub enum NodeKeyArg {
 /// The command's stdin, stdout and stderr pass through untouched, and
 /// syscluster exits with the command's own status (128+N if signal N killed
 /// it), as `time` does.
+///
+/// Stopping: Ctrl-C reaches the command from the terminal; SIGTERM, SIGHUP
+/// (and SIGINT, SIGQUIT sent to syscluster alone) are passed on to it. The
+/// command decides what they do; the recording goes on until it has ended —
+/// its shutdown included — and the profile is always written, complete.
+/// A command that ignores the signal runs on and is recorded to its end.
+///
+/// Daemons: tasks that leave the command's session (setsid) are not waited
+/// for. The recording ends when the command and the tasks still in its
+/// session have ended; detached ones run on untraced, and the profile
+/// (`left_running`) and stderr say how many. With --follow-detached they are
+/// recorded too, until they end or syscluster is interrupted (Ctrl-C,
+/// SIGTERM) after the command has ended.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
   syscluster record -- ./copy in.dat out.dat
   syscluster record --mode aggregate -o web.json -- nginx -g 'daemon off;'
   syscluster record --backend ptrace --node-key callsite -- python3 app.py
+  syscluster record --follow-detached -- service-that-daemonizes   # Ctrl-C to stop
 
 Without --backend, BPF is used where it may be loaded and ptrace otherwise
 (syscluster says so on stderr).")]
@@ -102,11 +116,16 @@ pub struct RecordArgs {
     /// BPF ring buffer size in MiB (events mode); a power of two.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub ring_buffer: usize,
+    /// Keep recording the command's detached tasks (daemons that called
+    /// setsid) after it ended, until they end or syscluster is interrupted.
+    #[arg(long)]
+    pub follow_detached: bool,
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,
-    /// The command to record and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command to record and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -126,7 +145,8 @@ pub struct ImportArgs {
     /// needs `strace -k`, not supported: use name or fd).
     #[arg(long, value_enum, default_value = "fd")]
     pub node_key: NodeKeyArg,
-    /// Skip lines that are not strace output (counted as losses) instead of
+    /// Skip lines that are not strace output, and a last line cut short (the
+    /// log ends without a newline), counting them as losses, instead of
     /// stopping at the first one.
     #[arg(long)]
     pub lenient: bool,
@@ -137,7 +157,7 @@ pub struct ImportArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FormatArg {
-    /// Tables for a terminal (80 columns).
+    /// Tables for a terminal ($COLUMNS or 80 columns wide; --wide: no cut).
     Text,
     /// The profile as JSON (docs/PROFILE_FORMAT.md).
     Json,
@@ -166,6 +186,10 @@ pub struct ReportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Text: cut no row (long sequences, paths, locations) [default: cut at
+    /// $COLUMNS, or 80 columns].
+    #[arg(short, long)]
+    pub wide: bool,
 }
 
 /// Add up profiles of several runs or hosts (same --node-key).
@@ -284,8 +308,9 @@ pub struct StatArgs {
     /// System calls listed (the rest are summed).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
-    /// The command and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -333,8 +358,9 @@ pub struct RunArgs {
     /// Say what is interposed and, per process, what was coalesced.
     #[arg(short, long)]
     pub verbose: bool,
-    /// The command and its arguments (after `--` if they start with `-`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
+    /// The command and its arguments. Flags before the command (or before `--`) are
+    /// syscluster's: a mistyped one is an error, never the command.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 

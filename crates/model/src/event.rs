@@ -28,6 +28,9 @@ pub struct SyscallEvent<'a> {
     pub enter_ns: u64,
     /// Time spent in the kernel, where the backend measures it.
     pub kernel_ns: Option<u64>,
+    /// The part of `kernel_ns` spent off the CPU (blocked or preempted),
+    /// where the backend measures it.
+    pub blocked_ns: Option<u64>,
     /// The code location that issued the call: the first frame outside libc
     /// and the dynamic loader.
     pub callsite: Option<CodeAddr>,
@@ -41,7 +44,7 @@ pub struct SyscallEvent<'a> {
 impl SyscallEvent<'_> {
     /// A blank event for call `nr` of thread `tid` in process `pid`.
     pub fn new(pid: u32, tid: u32, nr: u32) -> Self {
-        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, callsite: None, path: None, unknown_args: 0 }
+        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, blocked_ns: None, callsite: None, path: None, unknown_args: 0 }
     }
 
     /// Argument `i` as the C type of the parameter gives it meaning: `int`

@@ -76,6 +76,11 @@ pub struct Meta {
     /// How the command ended, when it ran under the recorder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit: Option<ExitStatus>,
+    /// Threads of the command still running when the recording ended:
+    /// detached ones (a daemon's) that `record` was not asked to follow,
+    /// or all that were left when it was stopped. They ran on untraced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_running: u64,
     /// All system calls counted (the sum of node counts).
     pub total_calls: u64,
     pub processes: u64,
@@ -92,6 +97,10 @@ pub struct Meta {
 #[serde(deny_unknown_fields)]
 pub struct Collected {
     pub kernel_time: bool,
+    /// Each node's `blocked_ns`: the part of its kernel time spent off the
+    /// CPU, waiting (absent in profiles written before it existed).
+    #[serde(default)]
+    pub blocked_time: bool,
     pub callsites: bool,
     pub value_profiles: bool,
     pub io_patterns: bool,
@@ -123,9 +132,28 @@ pub struct Node {
     pub errors: u64,
     /// Total time in the kernel, nanoseconds (0 where not collected).
     pub kernel_ns: u64,
+    /// The part of `kernel_ns` the calls spent off the CPU: blocked (waiting
+    /// for a child, a descriptor, a lock, a timer) or preempted. Time
+    /// blocked is not time working: see [`Node::working_ns`]. 0 where not
+    /// collected (`meta.collected.blocked_time`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_ns: u64,
     /// The code locations that issued the calls, most frequent first.
     #[serde(default)]
     pub callsites: Vec<Callsite>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Node {
+    /// Time the calls kept the CPU busy in the kernel: `kernel_ns` less the
+    /// time they were blocked. Equal to `kernel_ns` where blocking was not
+    /// measured.
+    pub fn working_ns(&self) -> u64 {
+        self.kernel_ns.saturating_sub(self.blocked_ns)
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,7 +4,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// How a recorded command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,10 +92,14 @@ impl Child {
             .collect::<Result<_, _>>()?;
         let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
         ptrs.push(std::ptr::null());
+        // The PATH search is done here, not by execvp in the child: its
+        // failed execve calls would be recorded as the command's. Where no
+        // file is found, execvp runs to give the error it would.
+        let resolved = resolve_program(&argv[0]).and_then(|p| CString::new(p.into_os_string().into_vec()).ok());
         let gate = pipe_cloexec()?;
         let errpipe = pipe_cloexec()?;
         // SAFETY: the child only makes async-signal-safe calls before exec
-        // (read, write, execvp, _exit) plus the caller's pre_exec hook.
+        // (read, write, execv(p), _exit) plus the caller's pre_exec hook.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(LaunchError::Os("fork", io::Error::last_os_error()));
@@ -124,7 +128,10 @@ impl Child {
                         libc::_exit(127);
                     }
                 }
-                libc::execvp(ptrs[0], ptrs.as_ptr());
+                match &resolved {
+                    Some(path) => libc::execv(path.as_ptr(), ptrs.as_ptr()),
+                    None => libc::execvp(ptrs[0], ptrs.as_ptr()),
+                };
                 let code = *libc::__errno_location();
                 libc::write(errpipe[1], &code as *const i32 as *const _, 4);
                 libc::_exit(127);
@@ -250,28 +257,58 @@ pub fn resolve_program(cmd: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(cmd)).find(|p| is_exe(p))
 }
 
+/// How a recording ended: the command's status, and how many of its
+/// threads were still running (detached, not followed) when it stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ended {
+    pub exit: ExitStatus,
+    pub left_running: u64,
+}
+
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT the recorder received since
+/// [`forward_signals_to`].
+static INTERRUPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Where they are passed on; 0: nowhere.
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The command has ended (and was reaped): signals to the recorder are no
+/// longer passed on (its pid may be reused), only counted.
+pub fn stop_forwarding() {
+    FORWARD_TO.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How many times the recorder was interrupted (SIGINT, SIGTERM, SIGHUP,
+/// SIGQUIT) since [`forward_signals_to`].
+pub fn interrupts() -> u32 {
+    INTERRUPTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Passes signals meant for the recorder on to the recorded command, so that
 /// the command stops and the recorder still writes its profile: SIGTERM and
 /// SIGHUP always, SIGINT and SIGQUIT when another process sent them (a
 /// terminal's Ctrl-C already reaches the whole foreground process group, and
-/// the command must not get it twice).
+/// the command must not get it twice). The command decides what to do with
+/// them: the recording goes on until it ends. Each signal is counted
+/// ([`interrupts`]); the handler interrupts the recorder's waits (no
+/// SA_RESTART) so that it can look at the count.
 pub fn forward_signals_to(pid: libc::pid_t) {
-    use std::sync::atomic::{AtomicI32, Ordering};
-    static TARGET: AtomicI32 = AtomicI32::new(0);
+    use std::sync::atomic::Ordering;
     extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        let pid = TARGET.load(Ordering::Relaxed);
+        INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+        let pid = FORWARD_TO.load(Ordering::Relaxed);
         let from_terminal = unsafe { (*info).si_code } == libc::SI_KERNEL;
         let tty_signal = sig == libc::SIGINT || sig == libc::SIGQUIT;
         if pid > 0 && !(tty_signal && from_terminal) {
             unsafe { libc::kill(pid, sig) };
         }
     }
-    TARGET.store(pid, Ordering::Relaxed);
+    FORWARD_TO.store(pid, Ordering::Relaxed);
+    INTERRUPTS.store(0, Ordering::Relaxed);
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = forward as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
-            sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
+            sa.sa_flags = libc::SA_SIGINFO;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }

@@ -21,7 +21,7 @@ use std::fmt;
 use syscluster_analysis::{BuilderOptions, ProfileBuilder};
 use syscluster_model::profile::Profile;
 
-pub use launch::{ExitStatus, LaunchError};
+pub use launch::{Ended, ExitStatus, LaunchError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -66,6 +66,12 @@ pub struct RecordOptions {
     pub callsites: bool,
     /// Size of the BPF ring buffer (events mode), bytes; a power of two.
     pub ring_buffer_bytes: usize,
+    /// Keep recording detached tasks (processes that left the command's
+    /// session with setsid, and their descendants) after the command
+    /// ended, until they end or the recorder is interrupted. Without it the
+    /// recording ends when the command and the tasks still in its session
+    /// have ended; detached ones run on untraced.
+    pub follow_detached: bool,
 }
 
 impl Default for RecordOptions {
@@ -76,6 +82,7 @@ impl Default for RecordOptions {
             builder: BuilderOptions::default(),
             callsites: true,
             ring_buffer_bytes: 64 << 20,
+            follow_detached: false,
         }
     }
 }
@@ -120,10 +127,31 @@ impl Sink {
         Sink { builder: ProfileBuilder::new(opts), modules: callsite::Modules::new() }
     }
 
-    /// The finished profile, code locations resolved.
-    pub fn finish(self, meta: syscluster_model::profile::Meta) -> Profile {
+    /// The finished profile, code locations resolved. Code of the recorder
+    /// itself can only be its launch of the command (the execve that starts
+    /// recording): it is named so, not by a function of syscluster.
+    pub fn finish(mut self, meta: syscluster_model::profile::Meta) -> Profile {
+        let recorder = self.modules.recorder();
         let mut symbolizer = callsite::Symbolizer::new(self.modules);
-        self.builder.finish(meta, &mut |addr| symbolizer.resolve(addr))
+        self.builder.finish(meta, &mut |addr| {
+            if Some(addr.module) == recorder {
+                launch_location()
+            } else {
+                symbolizer.resolve(addr)
+            }
+        })
+    }
+}
+
+/// The code location of the command's first execve, which the recorder's
+/// launcher issues.
+pub fn launch_location() -> syscluster_model::profile::Location {
+    syscluster_model::profile::Location {
+        module: "[syscluster launch]".into(),
+        offset: 0,
+        function: Some("execve of the recorded command".into()),
+        file: None,
+        line: None,
     }
 }
 
@@ -131,11 +159,14 @@ impl Sink {
 pub struct Recording {
     pub profile: Profile,
     pub exit: ExitStatus,
+    /// Threads still running, untraced, when the recording ended.
+    pub left_running: u64,
     /// Things the user should know (a fallback taken, losses), one line each.
     pub notes: Vec<String>,
 }
 
-/// Records `argv` until it and all its descendants exit.
+/// Records `argv` until it and all its descendants exit (detached ones
+/// only with [`RecordOptions::follow_detached`]).
 pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, RecordError> {
     if argv.is_empty() {
         return Err(LaunchError::Empty.into());
@@ -145,7 +176,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     let mut sink = Sink::new(opts.builder.clone());
     let start = std::time::Instant::now();
     let mut meta;
-    let exit = match opts.backend {
+    let ended = match opts.backend {
         Some(Backend::Ptrace) => {
             meta = machine::meta(&command, "ptrace", "trace");
             ptrace::record(argv, opts, &mut sink, &mut notes)?
@@ -167,8 +198,30 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
             }
         }
     };
+    // The command's program by the name the user gave it (a symbolic link
+    // is not replaced by its target), also where a short-lived process left
+    // before its maps were read.
+    if let Some(program) = argv.first().and_then(|c| launch::resolve_program(c)) {
+        sink.modules.prefer_path(&program);
+    }
     meta.duration_ns = start.elapsed().as_nanos() as u64;
-    meta.exit = Some(exit.to_profile());
+    meta.exit = Some(ended.exit.to_profile());
+    meta.left_running = ended.left_running;
+    if ended.left_running > 0 {
+        let what = if meta.backend == "ptrace" {
+            "ended by syscluster: under ptrace they cannot run on untraced"
+        } else if opts.follow_detached {
+            "they run on, untraced"
+        } else {
+            "they run on, untraced; --follow-detached records them"
+        };
+        notes.push(format!(
+            "{} thread{} of detached tasks {} still running when the recording ended ({what})",
+            ended.left_running,
+            if ended.left_running == 1 { "" } else { "s" },
+            if ended.left_running == 1 { "was" } else { "were" },
+        ));
+    }
     let profile = sink.finish(meta);
-    Ok(Recording { profile, exit, notes })
+    Ok(Recording { profile, exit: ended.exit, left_running: ended.left_running, notes })
 }

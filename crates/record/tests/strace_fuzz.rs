@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 use syscluster_analysis::BuilderOptions;
 use syscluster_record::strace::{import_reader, line, ImportOptions};
+use syscluster_model::{LossCause, Profile};
 use syscluster_record::Sink;
 
 /// Lines in the shapes strace writes, with fields drawn at random.
@@ -26,13 +27,18 @@ fn strace_like() -> impl Strategy<Value = String> {
     )
 }
 
-fn import(bytes: &[u8], lenient: bool) {
+fn import(bytes: &[u8], lenient: bool) -> (Result<(), String>, Profile) {
     let mut sink = Sink::new(BuilderOptions::default());
     let opts = ImportOptions { lenient, progress: false };
-    let _ = import_reader(bytes, "fuzz", &opts, &mut sink, None);
+    let r = import_reader(bytes, "fuzz", &opts, &mut sink, None).map(drop).map_err(|e| e.to_string());
     let meta = syscluster_record::machine::meta(&[], "strace", "trace");
     let p = sink.finish(meta);
     p.validate().expect("whatever was imported is a valid profile");
+    (r, p)
+}
+
+fn unparsable(p: &Profile) -> u64 {
+    p.lost_events.by_cause.get(LossCause::Unparsable.as_str()).copied().unwrap_or(0)
 }
 
 proptest! {
@@ -57,6 +63,26 @@ proptest! {
         import(&text.as_bytes()[..at], lenient);
     }
 
+    /// A log whose last line is cut anywhere (no newline at its end) is
+    /// refused; --lenient drops that line and counts it as one loss more
+    /// than the log without it.
+    #[test]
+    fn cut_last_line_is_refused_or_counted(lines in prop::collection::vec(strace_like(), 1..20), cut in any::<prop::sample::Index>()) {
+        let text = lines.join("\n") + "\n";
+        let last = text[..text.len() - 1].rfind('\n').map_or(0, |i| i + 1);
+        // At least the newline goes; at least one byte of the line stays.
+        let at = last + 1 + cut.index(text.len() - 1 - last);
+        let cut_log = &text.as_bytes()[..at];
+        prop_assert!(import(cut_log, false).0.is_err());
+        let (before, p_before) = import(&text.as_bytes()[..last], true);
+        let (after, p_after) = import(cut_log, true);
+        if before.is_ok() {
+            prop_assert!(after.is_ok());
+            prop_assert_eq!(unparsable(&p_after), unparsable(&p_before) + 1);
+            prop_assert_eq!(p_after.meta.total_calls, p_before.meta.total_calls);
+        }
+    }
+
     #[test]
     fn import_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         import(&bytes, true);
@@ -77,4 +103,28 @@ fn regressions() {
         import(case, true);
         import(case, false);
     }
+}
+
+/// Issue 10 item 9: a last line cut inside its result (`= 3` of `= 32768`)
+/// or its duration is refused, not imported with a wrong value; a line with
+/// an unclosed duration is not strace output anywhere in the log.
+#[test]
+fn cut_results_are_refused() {
+    let first = "1 1.0 openat(AT_FDCWD, \"/x\", O_RDONLY) = 4 <0.000010>\n";
+    for cut in ["1 1.1 read(4, \"abc\"..., 32768) = 3", "1 1.1 read(4, \"abc\"..., 32768) = 32768 <0.0"] {
+        let log = format!("{first}{cut}");
+        let (r, _) = import(log.as_bytes(), false);
+        let err = r.expect_err(cut);
+        assert!(err.contains(":2:") && err.contains("middle of a line"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
+        // --lenient: dropped and counted, the read is not in the profile.
+        let (r, p) = import(log.as_bytes(), true);
+        r.expect("lenient import");
+        assert_eq!(unparsable(&p), 1);
+        assert!(!p.nodes.iter().any(|n| n.syscall == "read"), "the cut read is not recorded");
+    }
+    let log = format!("{first}1 1.1 read(4, \"abc\"..., 32768) = 32768 <0.0\n1 1.2 close(4) = 0 <0.000001>\n");
+    let (r, _) = import(log.as_bytes(), false);
+    let err = r.expect_err("unclosed duration");
+    assert!(err.contains(":2:") && err.contains("cut after its result"), "{err}");
 }

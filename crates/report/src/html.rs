@@ -75,7 +75,8 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
                 "syscall": n.syscall,
                 "count": n.count,
                 "errors": n.errors,
-                "kernel_ns": n.kernel_ns,
+                // Time blocked (off the CPU) is not time the kernel worked.
+                "kernel_ns": n.working_ns(),
                 "callsites": n.callsites.iter().take(20).map(|c| json!({
                     "where": c.location.short(),
                     "function": c.location.function,
@@ -398,13 +399,13 @@ fn io_patterns(out: &mut String, p: &Profile) {
 }
 
 fn top_calls(out: &mut String, p: &Profile) {
-    let _ = writeln!(out, "<section id=\"calls\"><h2>Top system calls</h2><table><thead><tr><th>call</th><th>count</th><th>share</th><th>errors</th><th>kernel time</th></tr></thead><tbody>");
+    let _ = writeln!(out, "<section id=\"calls\"><h2>Top system calls</h2><table><thead><tr><th>call</th><th>count</th><th>share</th><th>errors</th><th>kernel time (working, not blocked)</th></tr></thead><tbody>");
     let mut nodes: Vec<_> = p.nodes.iter().collect();
     nodes.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
     let total = p.meta.total_calls.max(1) as f64;
     for n in nodes.iter().take(25) {
         let k = if p.meta.collected.kernel_time {
-            duration(n.kernel_ns as f64)
+            duration(n.working_ns() as f64)
         } else {
             "–".into()
         };
@@ -523,6 +524,7 @@ mod tests {
                 count: 3,
                 errors: 0,
                 kernel_ns: 0,
+                blocked_ns: 0,
                 callsites: vec![],
             }],
             io_patterns: vec![IoPattern {

@@ -14,11 +14,16 @@ use syscluster_model::Profile;
 pub struct ReportOptions {
     /// Rows per table (text) or edges drawn (dot).
     pub top: usize,
+    /// Columns of the text report: rows longer than this are cut.
+    pub width: usize,
 }
+
+/// The text report's width on a terminal of unknown size.
+pub const DEFAULT_WIDTH: usize = 80;
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { top: 15 }
+        ReportOptions { top: 15, width: DEFAULT_WIDTH }
     }
 }
 

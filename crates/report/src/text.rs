@@ -1,5 +1,6 @@
-//! The text report: tables that fit 80 columns. A profile with losses says
-//! so in its first line.
+//! The text report: tables that fit the width asked for (80 columns by
+//! default; `report --wide` cuts nothing). A profile with losses says so in
+//! its first line.
 
 use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent, tasks};
 use crate::{ReportOptions, Reporter};
@@ -9,8 +10,6 @@ use syscluster_model::syscalls::ArgKind;
 use syscluster_model::Profile;
 
 pub struct Text;
-
-const WIDTH: usize = 80;
 
 /// A table whose last column takes the room the others leave. Columns are
 /// right-aligned (numbers) unless their width is negative (text: left,
@@ -30,9 +29,9 @@ impl Table {
         self.rows.push(cells);
     }
 
-    fn render(&self, out: &mut String) {
+    fn render(&self, out: &mut String, width: usize) {
         let fixed: usize = self.widths[..self.widths.len() - 1].iter().map(|w| w.unsigned_abs() + 2).sum();
-        let last = WIDTH.saturating_sub(fixed + 2).max(8);
+        let last = width.saturating_sub(fixed + 2).max(8);
         let line = |out: &mut String, cells: &[String]| {
             let mut l = String::from("  ");
             for (i, c) in cells.iter().enumerate() {
@@ -58,9 +57,9 @@ impl Table {
     }
 }
 
-fn heading(out: &mut String, title: &str) {
+fn heading(out: &mut String, title: &str, width: usize) {
     let _ = writeln!(out, "\n{title}");
-    let _ = writeln!(out, "{}", "─".repeat(title.chars().count().min(WIDTH)));
+    let _ = writeln!(out, "{}", "─".repeat(title.chars().count().min(width)));
 }
 
 fn sequence_label(p: &Profile, s: &Sequence, closing: bool) -> String {
@@ -86,13 +85,14 @@ fn losses_line(p: &Profile) -> Option<String> {
 impl Reporter for Text {
     fn render(&self, p: &Profile, opts: &ReportOptions) -> Vec<u8> {
         let mut out = String::new();
+        let width = opts.width.max(40);
         if let Some(l) = losses_line(p) {
             out.push_str(&l);
             out.push('\n');
         }
         let m = &p.meta;
         let total = m.total_calls.max(1);
-        let cmd = fit(&m.command.join(" "), WIDTH - "syscluster profile of: ".len());
+        let cmd = fit(&m.command.join(" "), width - "syscluster profile of: ".len());
         let _ = writeln!(out, "syscluster profile of: {cmd}");
         let exit = match &m.exit {
             Some(e) => match (e.code, e.signal) {
@@ -116,29 +116,50 @@ impl Reporter for Text {
         if m.runs > 1 {
             let _ = writeln!(out, "merged from {} runs", m.runs);
         }
-        let kernel_total: u64 = p.nodes.iter().map(|n| n.kernel_ns).sum();
+        let working_total: u64 = p.nodes.iter().map(|n| n.working_ns()).sum();
+        let blocked_total: u64 = p.nodes.iter().map(|n| n.blocked_ns).sum();
 
-        heading(&mut out, "Top system calls");
+        heading(&mut out, "Top system calls", width);
         let mut nodes: Vec<_> = p.nodes.iter().collect();
         nodes.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
-        let mut t = Table::new(&[("calls", 10), ("share", 6), ("errors", 8), ("kernel", 9), ("system call", 0)]);
-        for n in nodes.iter().take(opts.top) {
-            let kernel = if m.collected.kernel_time { duration(n.kernel_ns as f64) } else { "-".into() };
-            t.row(vec![count(n.count), percent(n.count as f64 / total as f64), count(n.errors), kernel, p.label(n.id)]);
+        // Time blocked (off the CPU: waiting, or preempted) is not time the
+        // kernel worked: "kernel" is the working time where both are known.
+        let blocked = m.collected.kernel_time && m.collected.blocked_time;
+        let mut cols = vec![("calls", 10), ("share", 6), ("errors", 8), ("kernel", 9)];
+        if blocked {
+            cols.push(("blocked", 9));
         }
-        t.render(&mut out);
-        if m.collected.kernel_time {
-            let _ = writeln!(out, "  time in the kernel: {} in all", duration(kernel_total as f64));
+        cols.push(("system call", 0));
+        let mut t = Table::new(&cols);
+        for n in nodes.iter().take(opts.top) {
+            let kernel = if m.collected.kernel_time { duration(n.working_ns() as f64) } else { "-".into() };
+            let mut row = vec![count(n.count), percent(n.count as f64 / total as f64), count(n.errors), kernel];
+            if blocked {
+                row.push(duration(n.blocked_ns as f64));
+            }
+            row.push(p.label(n.id));
+            t.row(row);
+        }
+        t.render(&mut out, width);
+        if blocked {
+            let _ = writeln!(
+                out,
+                "  time in the kernel: {} working, {} blocked (off the CPU: waiting, not working)",
+                duration(working_total as f64),
+                duration(blocked_total as f64)
+            );
+        } else if m.collected.kernel_time {
+            let _ = writeln!(out, "  time in the kernel: {} in all", duration(working_total as f64));
         }
 
-        heading(&mut out, "Top edges (b immediately followed a in the same thread)");
+        heading(&mut out, "Top edges (b immediately followed a in the same thread)", width);
         let mut t = Table::new(&[("weight", 10), ("share", 6), ("a → b", 0)]);
         for e in p.edges.iter().take(opts.top) {
             t.row(vec![count(e.weight), percent(e.weight as f64 / total as f64), format!("{} → {}", p.label(e.from), p.label(e.to))]);
         }
-        t.render(&mut out);
+        t.render(&mut out, width);
 
-        heading(&mut out, "Hot sequences (greedy chains over the heaviest edges)");
+        heading(&mut out, "Hot sequences (greedy chains over the heaviest edges)", width);
         if p.sequences.hot_paths.is_empty() {
             let _ = writeln!(out, "  none: no edge repeats");
         } else {
@@ -146,10 +167,10 @@ impl Reporter for Text {
             for s in p.sequences.hot_paths.iter().take(opts.top) {
                 t.row(vec![count(s.crossings), percent(s.share), count(s.weight), sequence_label(p, s, false)]);
             }
-            t.render(&mut out);
+            t.render(&mut out, width);
         }
 
-        heading(&mut out, "Loops (cycles that repeat)");
+        heading(&mut out, "Loops (cycles that repeat)", width);
         if p.sequences.loops.is_empty() {
             let _ = writeln!(out, "  none");
         } else {
@@ -157,11 +178,11 @@ impl Reporter for Text {
             for s in p.sequences.loops.iter().take(opts.top) {
                 t.row(vec![count(s.crossings), percent(s.share), count(s.weight), sequence_label(p, s, true)]);
             }
-            t.render(&mut out);
+            t.render(&mut out, width);
         }
 
         if m.collected.callsites {
-            heading(&mut out, "Code locations (first frame outside libc)");
+            heading(&mut out, "Code locations (first frame outside libc)", width);
             let mut t = Table::new(&[("calls", 10), ("system call", -16), ("location", 0)]);
             let mut rows: Vec<(u64, u32, String)> = Vec::new();
             for n in &p.nodes {
@@ -173,11 +194,11 @@ impl Reporter for Text {
             for (c, id, loc) in rows.into_iter().take(opts.top) {
                 t.row(vec![count(c), p.label(id), loc]);
             }
-            t.render(&mut out);
+            t.render(&mut out, width);
         }
 
         if m.collected.value_profiles {
-            heading(&mut out, "Value profiles (TNV tables: the most frequent values)");
+            heading(&mut out, "Value profiles (TNV tables: the most frequent values)", width);
             let mut vps: Vec<_> = p.value_profiles.iter().filter(|v| v.observations >= 2).collect();
             // The tables most worth a look: many observations, one dominant value.
             vps.sort_by(|a, b| {
@@ -192,13 +213,13 @@ impl Reporter for Text {
                 let tops: Vec<String> = v.top.iter().take(3).map(|x| format!("{} ({})", show_value(x.value, hex), percent(x.share))).collect();
                 t.row(vec![count(v.observations), count(v.not_held), format!("{}.{}", v.syscall, v.arg), tops.join(", ")]);
             }
-            t.render(&mut out);
+            t.render(&mut out, width);
         }
 
         if m.collected.io_patterns && !p.io_patterns.is_empty() {
-            heading(&mut out, "I/O patterns per file");
+            heading(&mut out, "I/O patterns per file", width);
             for f in p.io_patterns.iter().take(opts.top) {
-                let _ = writeln!(out, "  {}  [{}]", fit_end(&f.path, WIDTH - 6 - f.class.len()), f.class);
+                let _ = writeln!(out, "  {}  [{}]", fit_end(&f.path, width - 6 - f.class.len()), f.class);
                 let sizes: Vec<String> = {
                     let mut b: Vec<_> = f.size_histogram.iter().collect();
                     b.sort_by(|x, y| (y.reads + y.writes).cmp(&(x.reads + x.writes)));
@@ -215,11 +236,11 @@ impl Reporter for Text {
                     if sizes.is_empty() { "" } else { "; sizes " },
                     sizes.join(" ")
                 );
-                let _ = writeln!(out, "      {}", fit(&line, WIDTH - 6));
+                let _ = writeln!(out, "      {}", fit(&line, width - 6));
             }
         }
 
-        heading(&mut out, "Losses");
+        heading(&mut out, "Losses", width);
         if p.lost_events.is_empty() {
             let _ = writeln!(out, "  none: every call was recorded");
         } else {

@@ -30,6 +30,7 @@ fn node(id: u32, name: &str, fd: Option<i64>, count: u64, sites: Vec<(Location, 
         count,
         errors: 0,
         kernel_ns: 0,
+        blocked_ns: 0,
         callsites: sites
             .into_iter()
             .map(|(location, count)| Callsite { location, count })

@@ -21,6 +21,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Failure> {
         builder: BuilderOptions { node_key: super::node_key(a.node_key), tnv_slots: a.tnv_slots as usize, ..Default::default() },
         callsites: !a.no_callsites,
         ring_buffer_bytes: ring,
+        follow_detached: a.follow_detached,
     };
     // Fail before running the command if the profile cannot be written.
     check_writable(&a.output)?;

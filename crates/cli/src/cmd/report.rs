@@ -25,9 +25,19 @@ pub fn run(a: ReportArgs) -> Result<i32, Failure> {
                 FormatArg::Html => unreachable!("handled above"),
             };
             let reporter = syscluster_report::by_name(name).expect("every format flag has a reporter");
-            reporter.render(&profile, &ReportOptions { top: a.top.max(1) })
+            reporter.render(&profile, &ReportOptions { top: a.top.max(1), width: width(a.wide) })
         }
     };
     super::advise::write_out(a.output.as_deref(), &bytes, "report")?;
     Ok(0)
+}
+
+/// The text report's width: unlimited with --wide, else the terminal's
+/// ($COLUMNS, as shells set it), else 80 columns.
+fn width(wide: bool) -> usize {
+    if wide {
+        return usize::MAX / 4;
+    }
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok());
+    columns.filter(|&c| c >= 40).unwrap_or(syscluster_report::DEFAULT_WIDTH)
 }

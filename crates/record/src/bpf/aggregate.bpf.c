@@ -88,6 +88,7 @@ static __noinline void flush(struct edge_slot *e)
 		__sync_fetch_and_add(&v->errors, e->errors);
 		__sync_fetch_and_add(&v->timed, e->timed);
 		__sync_fetch_and_add(&v->kernel_ns, e->kernel_ns);
+		__sync_fetch_and_add(&v->blocked_ns, e->blocked_ns);
 	} else {
 		count_loss(LOSS_MAP_FULL, e->count);
 	}
@@ -95,6 +96,7 @@ static __noinline void flush(struct edge_slot *e)
 	e->errors = 0;
 	e->timed = 0;
 	e->kernel_ns = 0;
+	e->blocked_ns = 0;
 }
 
 static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
@@ -165,6 +167,7 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	st->rng = r;
 	if (e->count <= TIME_FIRST || !(r & TIME_MASK)) {
 		st->c.timed = 1;
+		clear_off_cpu(st);
 		st->enter_ns = bpf_ktime_get_ns();
 	}
 	return 0;
@@ -177,6 +180,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!st || !st->c.pending)
 		return 0;
 	st->c.pending = 0;
+	note_setsid(st, ctx->args[0], ctx->args[1]);
 	struct edge_slot *e = &st->cache[st->cur & (CACHE_SLOTS - 1)];
 	if ((long)ctx->args[1] < 0)
 		e->errors++;
@@ -186,6 +190,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 		st->c.timed = 0;
 		e->timed++;
 		e->kernel_ns += bpf_ktime_get_ns() - st->enter_ns;
+		e->blocked_ns += st->c.off_ns;
 	}
 	return 0;
 }

@@ -4,7 +4,7 @@
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
 use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
-use crate::{ExitStatus, RecordError, RecordOptions, Sink};
+use crate::{Ended, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
 use crate::callsite::modules::dev_from_kernel;
@@ -21,7 +21,7 @@ use syscluster_model::syscalls;
 /// The key of a thread's start: the source of the edge to its first call.
 const NODE_START: u64 = u64::MAX;
 
-pub fn record(argv: &[OsString], _opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<Ended, RecordError> {
     let mut object = MaybeUninit::uninit();
     let mut open = AggregateSkelBuilder::default()
         .open(&mut object)
@@ -51,14 +51,13 @@ pub fn record(argv: &[OsString], _opts: &RecordOptions, sink: &mut Sink) -> Resu
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, unadopted: &mut (*bss).unadopted } };
+    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted } };
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
     child.release()?;
-    let live = || unsafe { std::ptr::read_volatile(&(*bss).live_tasks) };
     // Code locations name their files by device and inode: note the
     // programs' mapped files while they run, to name them at the end.
     let mut mapped = MappedFiles::default();
-    let status = wait_all(&mut child, &live, &mut || {
+    let status = wait_all(&mut child, counters, opts.follow_detached, &mut || {
         if unwind.is_some() {
             mapped.scan(&skel.maps.threads);
         }
@@ -66,7 +65,8 @@ pub fn record(argv: &[OsString], _opts: &RecordOptions, sink: &mut Sink) -> Resu
     })?;
 
     let sites = read_sites(&skel.maps.sites, sink);
-    read_graph(&skel.maps.edges, &sites, sink)?;
+    let running = if status.left_running > 0 { running_caches(&skel.maps.slots, &skel.maps.spill) } else { Vec::new() };
+    read_graph(&skel.maps.edges, &running, &sites, sink)?;
     mapped.name(sink);
     for k in skel.maps.threads.keys() {
         if let Ok(Some(v)) = skel.maps.threads.lookup(&k, MapFlags::ANY) {
@@ -149,37 +149,73 @@ fn raw_key(k: u64, sites: &FxHashMap<u32, CodeAddr>) -> RawKey {
     RawKey { nr, fd, site }
 }
 
-/// Feeds the edges, and the node counts that follow from them, to the
+/// The edge counts still in the caches of tasks that run on (detached, not
+/// followed): the kernel moves a cache to `edges` only when its task exits.
+fn running_caches(slots: &dyn MapCore, spill: &dyn MapCore) -> Vec<(types::edge_key, types::edge_val)> {
+    let mut out = Vec::new();
+    for map in [slots, spill] {
+        for k in map.keys() {
+            let Ok(Some(v)) = map.lookup(&k, MapFlags::ANY) else { continue };
+            let Some(task) = read_as::<types::agg_task>(&v) else { continue };
+            if task.c.owner == 0 {
+                continue;
+            }
+            for e in task.cache.iter().filter(|e| e.count > 0) {
+                let key = types::edge_key { from: e.from, to: e.to };
+                let val = types::edge_val { count: e.count, errors: e.errors, timed: e.timed, kernel_ns: e.kernel_ns, blocked_ns: e.blocked_ns };
+                out.push((key, val));
+            }
+        }
+    }
+    out
+}
+
+/// Feeds the edges (those of `edges`, and `running` from the caches of
+/// tasks still running), and the node counts that follow from them, to the
 /// builder.
-fn read_graph(edges: &dyn MapCore, sites: &FxHashMap<u32, CodeAddr>, sink: &mut Sink) -> Result<(), RecordError> {
+fn read_graph(
+    edges: &dyn MapCore,
+    running: &[(types::edge_key, types::edge_val)],
+    sites: &FxHashMap<u32, CodeAddr>,
+    sink: &mut Sink,
+) -> Result<(), RecordError> {
     #[derive(Default)]
     struct Acc {
         count: u64,
         errors: u64,
         kernel_ns: u64,
+        blocked_ns: u64,
     }
     let mut nodes: FxHashMap<u64, Acc> = FxHashMap::default();
-    for k in edges.keys() {
-        let v = edges
-            .lookup(&k, MapFlags::ANY)
-            .map_err(|e| RecordError::Backend(format!("reading the graph from the kernel: {e}")))?;
-        let (Some(key), Some(val)) = (read_as::<types::edge_key>(&k), v.as_deref().and_then(read_as::<types::edge_val>)) else {
-            continue;
-        };
+    let mut add = |key: types::edge_key, val: types::edge_val| {
         let n = nodes.entry(key.to).or_default();
         n.count += val.count;
         n.errors += val.errors;
         // The kernel times a sample of the calls: scale it to all of them.
         if val.timed > 0 {
-            n.kernel_ns += (val.kernel_ns as u128 * val.count as u128 / val.timed as u128) as u64;
+            let scale = |ns: u64| (ns as u128 * val.count as u128 / val.timed as u128) as u64;
+            n.kernel_ns += scale(val.kernel_ns);
+            n.blocked_ns += scale(val.blocked_ns);
         }
         if key.from != NODE_START {
             sink.builder.add_edge(raw_key(key.from, sites), raw_key(key.to, sites), val.count);
         }
+    };
+    for k in edges.keys() {
+        let v = edges
+            .lookup(&k, MapFlags::ANY)
+            .map_err(|e| RecordError::Backend(format!("reading the graph from the kernel: {e}")))?;
+        if let (Some(key), Some(val)) = (read_as::<types::edge_key>(&k), v.as_deref().and_then(read_as::<types::edge_val>)) {
+            add(key, val);
+        }
+    }
+    for &(key, val) in running {
+        add(key, val);
     }
     for (k, n) in nodes {
         let key = raw_key(k, sites);
         sink.builder.add_node_counts(key, n.count, n.errors, Some(n.kernel_ns));
+        sink.builder.add_blocked(key, n.blocked_ns);
         if let Some(site) = key.site {
             sink.builder.add_callsite(key, site, n.count);
         }

@@ -18,6 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define __NR_execve 59
 #define __NR_execveat 322
+#define __NR_setsid 112
 
 /* Settings, filled in before load so that the verifier drops what is off. */
 const volatile __u8 arg_info[NR_SLOTS] = {};
@@ -31,6 +32,9 @@ struct abi abi_types = {};
 __u64 lost[LOSS_N] = {};
 /* Tasks recorded and still alive: user space waits for zero. */
 __s64 live_tasks = 0;
+/* Those of them that are detached (a daemon's setsid): user space does not
+ * wait for them unless asked to. */
+__s64 live_detached = 0;
 /* Threads left out of the `threads` list (it was full). */
 __u64 threads_unlisted = 0;
 
@@ -117,7 +121,8 @@ static __noinline TASK_STATE *adopt(__u64 regs)
 	__u8 *phase = bpf_map_lookup_elem(&children, &tid);
 	if (!phase)
 		return 0;
-	__u8 p = *phase;
+	__u8 p = *phase & ~PHASE_DETACHED;
+	__u8 detached = (*phase & PHASE_DETACHED) != 0;
 	bpf_map_delete_elem(&children, &tid);
 	__sync_fetch_and_add(&unadopted, -1);
 	__u32 i = slot_of(regs);
@@ -135,6 +140,8 @@ static __noinline TASK_STATE *adopt(__u64 regs)
 		if (!st) {
 			count_loss(LOSS_UNTRACKED, 1);
 			__sync_fetch_and_add(&live_tasks, -1);
+			if (detached)
+				__sync_fetch_and_add(&live_detached, -1);
 			return 0;
 		}
 		__sync_fetch_and_add(&spilled, 1);
@@ -142,6 +149,7 @@ static __noinline TASK_STATE *adopt(__u64 regs)
 		st->c.spilled = 1;
 	}
 	st->c.phase = p;
+	st->c.detached = detached;
 	st->c.pending = 0;
 	st->c.gap = 0;
 	init_state(st);
@@ -214,6 +222,57 @@ static __always_inline void release_state(__u64 regs, TASK_STATE *st)
 		st->c.owner = 0;
 	}
 	__sync_fetch_and_add(&live_tasks, -1);
+	if (st->c.detached)
+		__sync_fetch_and_add(&live_detached, -1);
+}
+
+/* The call the current task (pt_regs at `regs`) returns from is a
+ * successful setsid: from now on it, and the tasks it starts, are detached. */
+static __always_inline void note_setsid(TASK_STATE *st, __u64 regs, long ret)
+{
+	if (ret > 0 && !st->c.detached && regs_at(regs)->orig_ax == __NR_setsid) {
+		st->c.detached = 1;
+		__sync_fetch_and_add(&live_detached, 1);
+	}
+}
+
+/* The pt_regs address of `task`, the key of its state. */
+static __always_inline __u64 task_regs(struct task_struct *task)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), &r);
+	return v;
+}
+
+/* A call's start: nothing of it was spent off the CPU yet. */
+static __always_inline void clear_off_cpu(TASK_STATE *st)
+{
+	st->c.off_at = 0;
+	st->c.off_ns = 0;
+}
+
+/* A context switch: a recorded task leaving the CPU inside a call notes
+ * when; one coming back adds the time it was away to its call's time off
+ * the CPU (blocked, or waiting to run again). Time blocked is not time
+ * the kernel worked for the call. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = 0;
+	TASK_STATE *st = lookup_state(task_regs(prev));
+	if (st && st->c.pending) {
+		now = bpf_ktime_get_ns();
+		st->c.off_at = now;
+	}
+	st = lookup_state(task_regs(next));
+	if (st && st->c.off_at) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		st->c.off_ns += now - st->c.off_at;
+		st->c.off_at = 0;
+	}
+	return 0;
 }
 
 /* A recorded task forks (fork, vfork, clone, clone3; threads and
@@ -226,13 +285,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!pst)
 		return 0;
 	__u32 tid = BPF_CORE_READ(child, pid);
-	__u8 phase = pst->c.phase;
+	__u8 phase = pst->c.phase | (pst->c.detached ? PHASE_DETACHED : 0);
 	if (bpf_map_update_elem(&children, &tid, &phase, BPF_ANY)) {
 		count_loss(LOSS_UNTRACKED, 1);
 		return 0;
 	}
 	__sync_fetch_and_add(&unadopted, 1);
 	__sync_fetch_and_add(&live_tasks, 1);
+	if (pst->c.detached)
+		__sync_fetch_and_add(&live_detached, 1);
 	return 0;
 }
 

@@ -56,6 +56,7 @@ static __always_inline void fill(struct ev_record *r, struct ev_task *st, __u64 
 		r->args[i] = st->args[i];
 	r->enter_ns = st->enter_ns;
 	r->exit_ns = now;
+	r->blocked_ns = st->c.off_ns;
 	if (st->has_site) {
 		r->site = st->site;
 		r->flags |= RF_SITE;
@@ -128,6 +129,7 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	}
 	if (changes_mappings(nr))
 		__sync_fetch_and_add(&maps_gen, 1);
+	clear_off_cpu(st);
 	st->c.pending = 1;
 	st->enter_ns = bpf_ktime_get_ns();
 	return 0;
@@ -141,6 +143,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (changes_mappings(st->nr))
 		__sync_fetch_and_add(&maps_gen, 1);
+	note_setsid(st, ctx->args[0], ctx->args[1]);
 	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }

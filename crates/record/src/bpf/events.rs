@@ -4,7 +4,7 @@
 use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
 use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
-use crate::{ExitStatus, RecordError, RecordOptions, Sink};
+use crate::{Ended, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
 use crate::callsite::modules::dev_from_kernel;
@@ -26,7 +26,7 @@ fn ring_size(bytes: usize) -> Result<u32, RecordError> {
         .ok_or_else(|| RecordError::Backend(format!("ring buffer size {bytes} is too large (at most 1 GiB)")))
 }
 
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<Ended, RecordError> {
     let ring = ring_size(opts.ring_buffer_bytes)?;
     let mut object = MaybeUninit::uninit();
     let mut open = EventsSkelBuilder::default()
@@ -60,7 +60,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, unadopted: &mut (*bss).unadopted } };
+    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted } };
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
 
     let status = {
@@ -73,13 +73,17 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         .map_err(|e| RecordError::Backend(format!("opening the ring buffer: {e}")))?;
         let rb = rb.build().map_err(|e| RecordError::Backend(format!("opening the ring buffer: {e}")))?;
         child.release()?;
-        let live = || unsafe { std::ptr::read_volatile(&(*bss).live_tasks) };
         let mut failed = None;
-        let status = wait_all(&mut child, &live, &mut || {
+        let status = wait_all(&mut child, counters, opts.follow_detached, &mut || {
             // Records are submitted without a wakeup: poll sleeps the tick
-            // unless the ring fills past half, then drain what is there.
-            if let Err(e) = rb.poll(TICK).and_then(|_| rb.consume()) {
-                failed.get_or_insert(e);
+            // unless the ring fills past half, then drain what is there. A
+            // signal to the recorder interrupts the poll: nothing is lost,
+            // the records wait in the ring for the next one.
+            match rb.poll(TICK).and_then(|_| rb.consume()) {
+                Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
+                    failed.get_or_insert(e);
+                }
+                _ => {}
             }
         })?;
         rb.consume().map_err(|e| RecordError::Backend(format!("reading the ring buffer: {e}")))?;
@@ -159,6 +163,7 @@ impl Consumer<'_> {
             ret: returned.then_some(r.ret),
             enter_ns: r.enter_ns,
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
+            blocked_ns: returned.then_some(r.blocked_ns),
             callsite,
             path,
             unknown_args: 0,

@@ -2,7 +2,9 @@
 //! `sys_exit` (raw: no perf-buffer copy, unlike `tracepoint/raw_syscalls`;
 //! fentry/fexit may not be loaded where this was built) and on
 //! `sched_process_fork` / `sched_process_exit`, which follow every thread
-//! and process of the command. Transitions are per thread.
+//! and process of the command. Transitions are per thread. A program on
+//! `sched_switch` measures each call's time off the CPU (blocked or
+//! preempted: not time the kernel worked for it), the nodes' `blocked_ns`.
 //!
 //! - [`Mode::Aggregate`]: the syscall graph is built in the kernel
 //!   (`aggregate.bpf.c`: a per-thread cache of edge counters, flushed to a
@@ -42,7 +44,7 @@ mod skel {
 }
 
 use crate::launch::Child;
-use crate::{ExitStatus, Mode, RecordError, RecordOptions, Sink};
+use crate::{Ended, ExitStatus, Mode, RecordError, RecordOptions, Sink};
 use libbpf_rs::{MapCore, MapFlags};
 use std::ffi::OsString;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -61,22 +63,13 @@ use skel::aggregate::types::{arg_info_bits, key_mode, limits, loss, phase};
 const TICK: Duration = Duration::from_millis(10);
 
 /// Records `argv` with BPF; see the module documentation.
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<ExitStatus, RecordError> {
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<Ended, RecordError> {
     let _quiet = LibbpfLog::capture();
-    let status = match opts.mode {
+    let ended = match opts.mode {
         Mode::Aggregate => aggregate::record(argv, opts, sink),
         Mode::Events => events::record(argv, opts, sink),
     }?;
-    // The command's execve is issued by the recorder's own code (the
-    // launcher): name that module too. And the command's program, which a
-    // short-lived process may leave before its maps were read.
-    if let Ok(exe) = std::env::current_exe() {
-        sink.modules.learn_path(&exe);
-    }
-    if let Some(program) = argv.first().and_then(|c| crate::launch::resolve_program(c)) {
-        sink.modules.learn_path(&program);
-    }
-    Ok(status)
+    Ok(ended)
 }
 
 /// Runs `f` while empty programs are attached to `sys_enter` (and
@@ -282,18 +275,40 @@ fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) ->
 #[derive(Clone, Copy)]
 struct Counters {
     live: *mut i64,
+    detached: *mut i64,
     unadopted: *mut i64,
 }
 
-/// Waits until the command has ended and no recorded task is left (its
-/// descendants may outlive it), calling `tick` every [`TICK`] meanwhile.
+impl Counters {
+    /// The kernel's count of recorded tasks still alive, and of those the
+    /// detached ones.
+    fn live(&self) -> Live {
+        // SAFETY: see Counters; the kernel updates them concurrently.
+        unsafe { Live { all: std::ptr::read_volatile(self.live), detached: std::ptr::read_volatile(self.detached) } }
+    }
+}
+
+/// Recorded tasks still alive, and of those the detached ones.
+#[derive(Clone, Copy)]
+struct Live {
+    all: i64,
+    detached: i64,
+}
+
+/// Waits until the command has ended and no recorded task it waits for is
+/// left, calling `tick` every [`TICK`] meanwhile. Its descendants may
+/// outlive it: those still in its session are waited for; detached ones
+/// only if `follow_detached`, and then only until the recorder is
+/// interrupted once the command has ended.
 fn wait_all(
     child: &mut Child,
-    live: &dyn Fn() -> i64,
+    counters: Counters,
+    follow_detached: bool,
     tick: &mut dyn FnMut(),
-) -> Result<ExitStatus, RecordError> {
+) -> Result<Ended, RecordError> {
     crate::launch::forward_signals_to(child.pid);
     let mut status = None;
+    let mut interrupts_then = 0;
     loop {
         if status.is_none() {
             let mut st = 0;
@@ -302,14 +317,19 @@ fn wait_all(
                 status = ExitStatus::from_wait(st);
                 if let Some(s) = status {
                     child.set_reaped(s);
+                    crate::launch::stop_forwarding();
+                    interrupts_then = crate::launch::interrupts();
                 }
             } else if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
                 return Err(RecordError::Backend(format!("waiting for the command: {}", io::Error::last_os_error())));
             }
         }
-        if let Some(s) = status {
-            if live() <= 0 {
-                return Ok(s);
+        if let Some(exit) = status {
+            let n = counters.live();
+            let waited_for = if follow_detached { n.all } else { n.all - n.detached };
+            let stopped = follow_detached && crate::launch::interrupts() > interrupts_then;
+            if waited_for <= 0 || stopped {
+                return Ok(Ended { exit, left_running: n.all.max(0) as u64 });
             }
         }
         tick();

@@ -63,6 +63,8 @@ enum key_bits {
 enum phase {
 	PHASE_ARMED = 1,    /* the command at its gate: counting starts at execve */
 	PHASE_COUNTING = 2,
+	/* Flag of a `children` entry: the task is detached (see task_common). */
+	PHASE_DETACHED = 0x80,
 };
 
 /* Indexes of the lost[] counters. */
@@ -98,6 +100,7 @@ struct edge_val {
 	__u64 errors;
 	__u64 timed;
 	__u64 kernel_ns;
+	__u64 blocked_ns; /* of the timed calls: their time off the CPU */
 };
 
 /* A code location: the file (device in the kernel's encoding, inode) and the
@@ -122,6 +125,7 @@ struct ev_record {
 	__u64 args[6];
 	__u64 enter_ns;
 	__u64 exit_ns;
+	__u64 blocked_ns; /* of exit_ns - enter_ns, the time off the CPU */
 	struct site site;
 };
 
@@ -183,7 +187,10 @@ struct task_common {
 	__u8 gap;      /* events mode: records of this thread were lost */
 	__u8 spilled;  /* the state is in `spill`, not in `slots` */
 	__u8 timed;    /* aggregate mode: the call in flight is being timed */
-	__u8 _pad[3];
+	__u8 detached; /* its process left the command's session (setsid), or descends from one that did */
+	__u8 _pad[2];
+	__u64 off_at;  /* switched out in the call in flight at this time; 0: on the CPU */
+	__u64 off_ns;  /* time off the CPU in the call in flight */
 };
 
 /* Aggregate mode: one entry of a thread's edge cache. */
@@ -194,6 +201,7 @@ struct edge_slot {
 	__u64 errors;
 	__u64 timed;     /* calls whose time in the kernel was measured */
 	__u64 kernel_ns; /* their total time */
+	__u64 blocked_ns; /* the part of it off the CPU */
 };
 
 /* Aggregate mode: a recorded thread's state. */

@@ -88,6 +88,24 @@ impl Modules {
         }
     }
 
+    /// The id of the recorder's own executable, whose code issues the
+    /// command's first execve (the launch).
+    pub fn recorder(&mut self) -> Option<u32> {
+        let md = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+        Some(self.intern(md.dev(), md.ino()))
+    }
+
+    /// Names the module of the file at `path` by that path, even if another
+    /// one (the target of a symbolic link, from /proc/PID/maps) was learned
+    /// first: the name the user typed.
+    pub fn prefer_path(&mut self, path: &Path) {
+        if let Ok(md) = std::fs::metadata(path) {
+            if let Some(&id) = self.by_id.get(&(md.dev(), md.ino())) {
+                self.list[id as usize].path = Some(path.to_path_buf());
+            }
+        }
+    }
+
     /// Whether some module has no path yet.
     pub fn missing_paths(&self) -> bool {
         self.list.iter().any(|m| m.path.is_none())

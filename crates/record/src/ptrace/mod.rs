@@ -44,13 +44,14 @@ mod sys;
 mod tracer;
 
 use crate::launch::{self, Child, PreExec};
-use crate::{ExitStatus, RecordError, RecordOptions, Sink};
+use crate::{Ended, RecordError, RecordOptions, Sink};
 use std::ffi::OsString;
 use std::io;
 
-/// Records `argv` with ptrace until it and all its descendants exit.
+/// Records `argv` with ptrace until it and its descendants exit (detached
+/// ones only with [`RecordOptions::follow_detached`]).
 /// Things the user should know (the filter was unavailable) go to `notes`.
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &mut Vec<String>) -> Result<ExitStatus, RecordError> {
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &mut Vec<String>) -> Result<Ended, RecordError> {
     let hook: Option<PreExec> = if seccomp::available() {
         let prog = seccomp::program(&[]);
         // A filter that cannot be installed is noticed by the tracer (no
@@ -74,7 +75,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         }
         None => None,
     };
-    let mut tracer = tracer::Tracer::new(sink, child.pid, callsites);
+    let mut tracer = tracer::Tracer::new(sink, child.pid, callsites, opts.follow_detached);
     tracer.start().map_err(|e| backend("cannot resume the command", e))?;
     child.open_gate()?;
     launch::forward_signals_to(child.pid);
@@ -88,7 +89,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     if outcome.started && !outcome.filtered {
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
-    outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))
+    let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
+    Ok(Ended { exit, left_running: outcome.left_running })
 }
 
 /// Stops the seized child (blocked at the launch gate) so that the tracer

@@ -166,17 +166,13 @@ pub fn regs(tid: i32) -> io::Result<libc::user_regs_struct> {
 /// thread's tracees and children: other threads of the recorder (tests run
 /// in parallel) may have children and tracees of their own.
 pub fn wait_any() -> io::Result<(i32, i32)> {
-    loop {
-        let mut status = 0;
-        let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
-        if tid >= 0 {
-            return Ok((tid, status));
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
+    let mut status = 0;
+    let tid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+    if tid >= 0 {
+        return Ok((tid, status));
     }
+    // EINTR included: the recorder was signalled, the caller looks why.
+    Err(io::Error::last_os_error())
 }
 
 /// Nanoseconds on the monotonic clock (a vDSO call: no crossing).

@@ -17,6 +17,7 @@ use syscluster_model::{syscalls, CodeAddr, LossCause, SyscallEvent};
 
 const EXECVE: u32 = libc::SYS_execve as u32;
 const EXECVEAT: u32 = libc::SYS_execveat as u32;
+const SETSID: u32 = libc::SYS_setsid as u32;
 
 /// A call whose entry was seen and whose exit was not yet.
 #[derive(Clone, Copy)]
@@ -38,11 +39,14 @@ struct Thread {
     /// The launcher's child before the command's exec: its calls belong to
     /// the recorder, not to the command, and are not recorded.
     launching: bool,
+    /// Its process left the command's session (setsid), or descends from
+    /// one that did: a daemon, not waited for unless followed.
+    detached: bool,
 }
 
 impl Thread {
     fn new(pid: u32) -> Thread {
-        Thread { pid, call: None, path: Vec::new(), launching: false }
+        Thread { pid, call: None, path: Vec::new(), launching: false, detached: false }
     }
 }
 
@@ -55,6 +59,9 @@ pub struct Outcome {
     /// Whether the seccomp filter was in place (else every call stopped twice
     /// through PTRACE_SYSCALL).
     pub filtered: bool,
+    /// Threads still running when the recording ended, detached from the
+    /// tracer (detached tasks not followed, or followed until interrupted).
+    pub left_running: u64,
 }
 
 pub struct Tracer<'a> {
@@ -69,18 +76,34 @@ pub struct Tracer<'a> {
     filtered: bool,
     /// Index of the path argument of each call number.
     path_args: Vec<Option<u8>>,
+    /// Record detached tasks after the command ended, until interrupted.
+    follow_detached: bool,
+    /// The recorder's interrupt count when the command ended.
+    interrupts_then: u32,
 }
 
 impl<'a> Tracer<'a> {
     /// A tracer for `root`, the launcher's child, seized and stopped.
-    pub fn new(sink: &'a mut Sink, root: i32, callsites: Option<Callsites>) -> Tracer<'a> {
+    pub fn new(sink: &'a mut Sink, root: i32, callsites: Option<Callsites>, follow_detached: bool) -> Tracer<'a> {
         let mut threads = FxHashMap::default();
         let mut t = Thread::new(root as u32);
         t.launching = true;
         threads.insert(root, t);
         let path_args =
             (0..syscalls::NR_SYSCALLS as u32).map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8)).collect();
-        Tracer { sink, callsites, threads, root, status: None, started: false, filter_seen: false, filtered: false, path_args }
+        Tracer {
+            sink,
+            callsites,
+            threads,
+            root,
+            status: None,
+            started: false,
+            filter_seen: false,
+            filtered: false,
+            path_args,
+            follow_detached,
+            interrupts_then: 0,
+        }
     }
 
     /// Resumes the stopped root so that it stops at every call until its exec.
@@ -89,13 +112,40 @@ impl<'a> Tracer<'a> {
     }
 
     /// Runs until every traced thread is gone.
+    ///
+    /// Detached tasks (a daemon's, after setsid) cannot be let go to run on
+    /// untraced as under BPF: the seccomp filter stays with them and, with
+    /// no tracer, fails their every call with ENOSYS. So once the command
+    /// has ended and only detached threads are left, they are recorded on
+    /// (with or without `follow_detached`) until they end or the recorder is
+    /// interrupted; then they are killed, and counted in `left_running`.
     pub fn run(mut self) -> io::Result<Outcome> {
+        let mut left_running = 0;
+        let mut told = false;
         while !self.threads.is_empty() {
+            if self.status.is_some() && left_running == 0 && self.threads.values().all(|t| t.detached) {
+                if crate::launch::interrupts() > self.interrupts_then {
+                    left_running = self.kill_left();
+                } else if !told && !self.follow_detached {
+                    told = true;
+                    eprintln!(
+                        "syscluster: the command ended; its detached tasks are still recorded (ptrace cannot let them \
+                         run on untraced): interrupt syscluster (Ctrl-C) to stop the recording and end them"
+                    );
+                }
+            }
             let (tid, status) = match sys::wait_any() {
                 Ok(r) => r,
                 Err(e) if e.raw_os_error() == Some(libc::ECHILD) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };
+            if left_running > 0 && Report::decode(status) == Report::NewChild {
+                // Forked while being killed: ends too.
+                if let Ok(child) = sys::event_msg(tid) {
+                    unsafe { libc::kill(child as i32, libc::SIGKILL) };
+                }
+            }
             self.report(tid, status);
         }
         // Threads the kernel no longer reports on (cannot happen unless
@@ -104,7 +154,17 @@ impl<'a> Tracer<'a> {
         if left > 0 {
             self.sink.builder.lost(LossCause::Untracked, left);
         }
-        Ok(Outcome { status: self.status, started: self.started, filtered: self.filtered })
+        Ok(Outcome { status: self.status, started: self.started, filtered: self.filtered, left_running })
+    }
+
+    /// Kills the processes of the threads left; returns how many threads
+    /// they had. Their ends are reported to the loop as any other.
+    fn kill_left(&mut self) -> u64 {
+        let pids: rustc_hash::FxHashSet<u32> = self.threads.values().map(|t| t.pid).collect();
+        for pid in pids {
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        self.threads.len() as u64
     }
 
     fn report(&mut self, tid: i32, status: i32) {
@@ -124,7 +184,8 @@ impl<'a> Tracer<'a> {
             },
             Report::NewChild => {
                 if let Ok(child) = sys::event_msg(tid) {
-                    self.thread(child as i32, status >> 16 != libc::PTRACE_EVENT_CLONE);
+                    let detached = self.threads.get(&tid).is_some_and(|t| t.detached);
+                    self.thread(child as i32, status >> 16 != libc::PTRACE_EVENT_CLONE).detached |= detached;
                 }
                 self.resume(tid, 0);
             }
@@ -190,10 +251,12 @@ impl<'a> Tracer<'a> {
             Some(i) => memory::read_cstr(tid, args[i as usize], &mut t.path),
             None => false,
         };
-        // The launcher's own exec is not the program's code.
+        // The launcher's own exec is not the program's code: it is the
+        // launch (named so when the profile is finished).
         let callsite = match &mut self.callsites {
-            Some(c) if !launching => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
-            _ => None,
+            Some(_) if launching => self.sink.modules.recorder().map(|module| CodeAddr { module, offset: 0 }),
+            Some(c) => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
+            None => None,
         };
         let call = Call { nr, args, enter_ns, callsite, has_path };
         if syscalls::never_returns(nr) {
@@ -212,6 +275,10 @@ impl<'a> Tracer<'a> {
         // The program runs on while the builder takes the call.
         self.resume(tid, 0);
         if let Some(call) = done {
+            if call.nr == SETSID && ret > 0 {
+                let pid = self.threads[&tid].pid;
+                self.threads.values_mut().filter(|t| t.pid == pid).for_each(|t| t.detached = true);
+            }
             if let Some(c) = &mut self.callsites {
                 c.after_call(self.threads[&tid].pid, call.nr, &call.args, ret);
             }
@@ -265,6 +332,8 @@ impl<'a> Tracer<'a> {
         }
         if tid == self.root {
             self.status = ExitStatus::from_wait(status);
+            crate::launch::stop_forwarding();
+            self.interrupts_then = crate::launch::interrupts();
         }
     }
 
@@ -290,6 +359,7 @@ fn event(pid: u32, tid: i32, path: &[u8], call: Call, ret: Option<i64>) -> Sysca
         // The time between the two stops is mostly the tracer's and the
         // scheduler's, not the kernel's: not measured.
         kernel_ns: None,
+        blocked_ns: None,
         callsite: call.callsite,
         path: call.has_path.then_some(path),
         unknown_args: 0,

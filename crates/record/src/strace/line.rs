@@ -142,6 +142,8 @@ fn parse_tail(s: &[u8]) -> Result<(Result_<'_>, Option<f64>), Error> {
     i = skip_ws(s, i + 1);
     let duration = match s.iter().rposition(|&c| c == b'<') {
         Some(lt) if s.last() == Some(&b'>') && lt > i => parse_seconds(&s[lt + 1..s.len() - 1]),
+        // `<0.0` or `</tmp/x`: the duration or the -y path is cut.
+        Some(lt) if lt > i => return Err("the line is cut after its result (a '<' is not closed)"),
         _ => None,
     };
     if s.get(i) == Some(&b'?') {
