@@ -58,8 +58,14 @@ pub enum ModeArg {
 pub enum NodeKeyArg {
     /// The system call name alone.
     Name,
-    /// The name plus the fd, for calls that take one: read(3), write(4).
+    /// The name plus the fd number, for calls that take one: read(3),
+    /// write(4).
     Fd,
+    /// The name plus what the descriptor is, for calls that take one:
+    /// read(file /etc/hosts), read(accepted tcp 127.0.0.1:8080), write(stdout).
+    /// A server's request loop is one loop whatever the number of
+    /// connections. Aggregate mode records fd numbers instead.
+    Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
 }
@@ -89,7 +95,7 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value = "events")]
     pub mode: ModeArg,
     /// What makes two calls the same node of the syscall graph.
-    #[arg(long, value_enum, default_value = "fd")]
+    #[arg(long, value_enum, default_value = "descriptor")]
     pub node_key: NodeKeyArg,
     /// Do not find the code location of each call (cheaper).
     #[arg(long)]
@@ -121,8 +127,8 @@ pub struct ImportArgs {
     #[arg(short, long, default_value = "syscluster.json", value_name = "FILE")]
     pub output: PathBuf,
     /// What makes two calls the same node of the syscall graph (callsite
-    /// needs `strace -k`, not supported: use name or fd).
-    #[arg(long, value_enum, default_value = "fd")]
+    /// needs `strace -k`, not supported: use descriptor, fd or name).
+    #[arg(long, value_enum, default_value = "descriptor")]
     pub node_key: NodeKeyArg,
     /// Skip lines that are not strace output (counted as losses) instead of
     /// stopping at the first one.

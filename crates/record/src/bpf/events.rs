@@ -161,6 +161,7 @@ impl Consumer<'_> {
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
             callsite,
             path,
+            addr: None,
             unknown_args: 0,
         };
         self.sink.builder.event(&ev);
