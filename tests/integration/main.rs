@@ -8,6 +8,7 @@ mod html;
 mod plan;
 mod savings;
 mod report;
+mod servers;
 mod strace_import;
 mod util;
 mod run;

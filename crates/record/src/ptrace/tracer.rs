@@ -90,12 +90,7 @@ impl<'a> Tracer<'a> {
         let path_args =
             (0..syscalls::NR_SYSCALLS as u32).map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8)).collect();
         let addr_args = (0..syscalls::NR_SYSCALLS as u32)
-            .map(|nr| match syscalls::by_nr(nr).map(|s| s.name) {
-                Some("bind" | "connect") => Some((1, false)),
-                Some("pipe" | "pipe2") => Some((0, true)),
-                Some("socketpair") => Some((3, true)),
-                _ => None,
-            })
+            .map(|nr| syscalls::descriptor_memory_arg(nr).map(|(i, at_exit)| (i as u8, at_exit)))
             .collect();
         Tracer { sink, callsites, threads, root, status: None, started: false, filter_seen: false, filtered: false, path_args, addr_args }
     }
