@@ -172,7 +172,9 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Add up profiles of several runs or hosts (same --node-key).
+/// Add up profiles of several runs or hosts. Profiles keyed differently
+/// (--node-key, e.g. a format_version 1 profile keyed by fd with one keyed by
+/// descriptor) are merged by system call name.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// The profiles to merge.
