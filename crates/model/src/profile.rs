@@ -162,9 +162,10 @@ impl NodeKey {
     }
 
     /// Whether two nodes are keyed by the same descriptor (the same number,
-    /// or the same kind of descriptor): both keyed, and equal.
+    /// or the same kind of descriptor). Two nodes without a descriptor in
+    /// their keys (keyed by name) count as the same: the key cannot tell.
     pub fn same_descriptor(&self, other: &NodeKey) -> bool {
-        self.has_descriptor() && self.fd == other.fd && self.descriptor == other.descriptor
+        self.fd == other.fd && self.descriptor == other.descriptor
     }
 
     /// The descriptor as a label: `3`, `file /etc/hosts`.
