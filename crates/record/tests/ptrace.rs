@@ -25,8 +25,12 @@ fn corpus(name: &str) -> PathBuf {
     dir.join("bin").join(name)
 }
 
+/// Nodes keyed by fd number (the descriptor key is tested on a server in
+/// tests/integration/servers.rs).
 fn options() -> RecordOptions {
-    RecordOptions { backend: Some(Backend::Ptrace), ..RecordOptions::default() }
+    let mut o = RecordOptions { backend: Some(Backend::Ptrace), ..RecordOptions::default() };
+    o.builder.node_key = syscluster_model::profile::NodeKeyMode::Fd;
+    o
 }
 
 fn argv(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
