@@ -251,6 +251,27 @@ pub fn string(s: &[u8], out: &mut Vec<u8>) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn socket_addresses_and_descriptor_pairs() {
+        use syscluster_analysis::descriptors::format_sockaddr;
+        let show = |t: &str| sockaddr(t.as_bytes()).and_then(|b| format_sockaddr(&b));
+        assert_eq!(
+            show(r#"{sa_family=AF_INET, sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}"#).as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            show(r#"{sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}"#).as_deref(),
+            Some("[::1]:443")
+        );
+        assert_eq!(show(r#"{sa_family=AF_UNIX, sun_path="/run/x.sock"}"#).as_deref(), Some("/run/x.sock"));
+        assert_eq!(show(r#"{sa_family=AF_UNIX, sun_path=@"bus"}"#).as_deref(), Some("@bus"));
+        assert_eq!(show("0x7ffd1234"), None, "an address strace did not decode");
+        assert_eq!(show(r#"{sa_family=AF_INET, sin_port=htons(80"#), None, "cut short");
+        assert_eq!(fd_pair(b"[3, 4]"), Some([3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()));
+        assert_eq!(fd_pair(b"0x7ffc"), None);
+        assert_eq!(fd_pair(b"[3]"), None);
+    }
+
     fn args(s: &str) -> Vec<String> {
         let mut v = Vec::new();
         split(s.as_bytes(), |_, a| v.push(String::from_utf8_lossy(a).into_owned()));
