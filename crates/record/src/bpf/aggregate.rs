@@ -29,8 +29,8 @@ pub fn record(argv: &[OsString], _opts: &RecordOptions, sink: &mut Sink) -> Resu
         // socket addresses read from memory: map updates and string reads
         // on the path this mode keeps nearly free. Its fd numbers cannot be
         // turned into identities afterwards either (a number names one
-        // descriptor after another), so the profile says `fd`.
-        eprintln!("syscluster: aggregate mode keys nodes by fd number (--node-key fd); events mode keys them by what each descriptor is");
+        // descriptor after another), so the profile says `fd` (and
+        // `record` says so).
         sink.builder.set_node_key(NodeKeyMode::Fd);
     }
     let mut object = MaybeUninit::uninit();
