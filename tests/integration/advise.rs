@@ -301,7 +301,7 @@ fn recommendations_point_at_the_right_lines() {
     let s = a
         .sequences
         .iter()
-        .find(|s| s.kind == "loop" && s.labels == ["read(3)", "write(4)"])
+        .find(|s| s.kind == "loop" && s.labels == [format!("read(file {})", p(&d, "in")), format!("write(file {})", p(&d, "out"))])
         .unwrap();
     assert_eq!(s.placement.class, "adjacent", "{:?}", s.placement);
 
@@ -372,9 +372,9 @@ fn plan_out_names_clusters_locations_and_build_ids() {
     assert_eq!(
         c.calls
             .iter()
-            .map(|x| (x.syscall.as_str(), x.fd))
+            .map(|x| (x.syscall.as_str(), x.descriptor.clone()))
             .collect::<Vec<_>>(),
-        [("read", Some(3)), ("write", Some(4))]
+        [("read", Some(format!("file {}", p(&d, "in")))), ("write", Some(format!("file {}", p(&d, "out"))))]
     );
     assert_eq!(
         c.calls[1].results.get("count"),

@@ -10,6 +10,7 @@ mod plan;
 mod savings;
 mod stop;
 mod report;
+mod servers;
 mod strace_import;
 mod util;
 mod run;

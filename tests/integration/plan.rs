@@ -139,7 +139,7 @@ fn only_the_planned_site_is_coalesced() {
     // Keep the cluster of A's writes only.
     let mut plan = Plan::load(&full).unwrap();
     assert_eq!(plan.clusters.len(), 2, "one cluster per write site");
-    plan.clusters.retain(|c| c.calls[0].fd == Some(3));
+    plan.clusters.retain(|c| c.calls[0].descriptor == Some(format!("file {}", f("a0"))));
     assert_eq!(plan.clusters.len(), 1);
     let only_a = d.path().join("a.plan");
     std::fs::write(&only_a, plan.to_json()).unwrap();

@@ -71,12 +71,16 @@ fn merge_adds_counts() {
     let v2 = two.value_profiles.iter().find(|v| v.syscall == "read" && v.arg == "count").unwrap();
     assert_eq!(v2.observations, 2 * v1.observations);
     assert_eq!(v2.top[0].count, 2 * v1.top[0].count);
-    // Profiles keyed differently do not merge.
-    let mut other = one.clone();
-    other.meta.node_key = syscluster_model::profile::NodeKeyMode::Name;
-    let f = d.path().join("name.json");
-    other.save(&f).unwrap();
-    let o = run(syscluster().arg("merge").arg(&p).arg(&f).arg("-o").arg(d.path().join("x.json")));
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("same --node-key"));
+    // Profiles keyed differently merge by name, and say so.
+    let f = d.path().join("descriptor.json");
+    let log = d.path().join("strace.log");
+    let o = run(syscluster().args(["import-strace", "-q"]).arg(&log).arg("-o").arg(&f));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let x = d.path().join("x.json");
+    let o = run(syscluster().arg("merge").arg(&p).arg(&f).arg("-o").arg(&x));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("merged by system call name"), "{}", stderr(&o));
+    let named = Profile::load(&x).unwrap();
+    assert_eq!(named.meta.node_key, syscluster_model::profile::NodeKeyMode::Name);
+    assert_eq!(Graph(&named).edge("read", "write"), 2 * g1.edge("read(3)", "write(4)"));
 }

@@ -42,13 +42,14 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Runs `argv` under `strace -f -ttt -T` and imports the log.
+/// Runs `argv` under `strace -f -ttt -T` and imports the log, nodes keyed
+/// by fd number (the tests that use it name nodes `read(3)`).
 pub fn strace_profile(dir: &Path, argv: &[&str]) -> Profile {
     let log = dir.join("strace.log");
     let o = run(Command::new("strace").env_remove("LD_LIBRARY_PATH").args(["-f", "-ttt", "-T", "-o"]).arg(&log).args(argv));
     assert!(log.exists(), "strace wrote no log: {}", stderr(&o));
     let json = dir.join("strace.json");
-    let o = run(syscluster().args(["import-strace", "-q"]).arg(&log).arg("-o").arg(&json));
+    let o = run(syscluster().args(["import-strace", "-q", "--node-key", "fd"]).arg(&log).arg("-o").arg(&json));
     assert!(o.status.success(), "import-strace failed: {}", stderr(&o));
     Profile::load(&json).expect("load imported profile")
 }

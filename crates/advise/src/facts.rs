@@ -215,7 +215,9 @@ impl<'p> Facts<'p> {
     /// The file behind an fd-keyed node, where the I/O patterns name exactly
     /// one whose transfers of the node's direction match its calls (±10 %).
     fn match_io(&self, n: &Node) -> Option<&'p IoPattern> {
-        n.key.fd?;
+        if !n.key.has_descriptor() {
+            return None;
+        }
         let dir = match n.syscall.as_str() {
             "read" | "readv" | "pread64" | "preadv" | "preadv2" | "recvfrom" | "recvmsg" => 0,
             "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendto" | "sendmsg" => 1,
@@ -629,7 +631,7 @@ impl<'p> Facts<'p> {
         for i in 0..pairs {
             let (a, b) = (nodes[i], nodes[(i + 1) % n]);
             let (na, nb) = (self.node(a), self.node(b));
-            let same_fd = na.key.fd == nb.key.fd;
+            let same_fd = na.key.same_descriptor(&nb.key);
             let fwd = self.forwarded(a, b, 2) >= self.opts.dep_share;
             let c = self.mc_class(b);
             let rule = match (na.syscall.as_str(), nb.syscall.as_str()) {

@@ -83,9 +83,12 @@ pub struct Cluster {
 pub struct PlanCall {
     pub syscall: String,
     pub nr: u32,
-    /// The descriptor the node is keyed by, if any.
+    /// The descriptor number the node is keyed by (profiles keyed by fd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fd: Option<i64>,
+    /// What the node's descriptor is (profiles keyed by descriptor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
     /// Scalar arguments with a dominant value (value profile), by name.
     pub args: BTreeMap<String, i64>,
     /// Arguments that take the result of an earlier call of the cluster:
@@ -439,6 +442,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 syscall: n.syscall.clone(),
                 nr: n.nr,
                 fd: n.key.fd,
+                descriptor: n.key.descriptor.clone(),
                 args,
                 results,
             }

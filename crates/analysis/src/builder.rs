@@ -5,6 +5,7 @@
 //! Recorders feed it calls in each thread's order (threads may interleave
 //! freely) or, for in-kernel aggregation, ready-made counts.
 
+use crate::descriptors::Descriptors;
 use crate::io::IoTracker;
 use crate::sequences;
 use crate::tnv::{Tnv, DEFAULT_SLOTS};
@@ -24,6 +25,8 @@ const POSITIONS: usize = 7;
 pub struct RawKey {
     pub nr: u32,
     pub fd: Option<i64>,
+    /// What the descriptor is (an id of the builder's [`Descriptors`]).
+    pub desc: Option<u32>,
     pub site: Option<CodeAddr>,
 }
 
@@ -38,7 +41,7 @@ pub struct BuilderOptions {
 
 impl Default for BuilderOptions {
     fn default() -> Self {
-        BuilderOptions { node_key: NodeKeyMode::Fd, tnv_slots: DEFAULT_SLOTS, value_profiles: true, io_patterns: true }
+        BuilderOptions { node_key: NodeKeyMode::Descriptor, tnv_slots: DEFAULT_SLOTS, value_profiles: true, io_patterns: true }
     }
 }
 
@@ -73,6 +76,7 @@ pub struct ProfileBuilder {
     threads: FxHashMap<u32, ThreadState>,
     values: Vec<Option<Box<[Tnv; POSITIONS]>>>,
     io: IoTracker,
+    descriptors: Descriptors,
     lost: LostEvents,
     pids: FxHashSet<u32>,
     tids: FxHashSet<u32>,
@@ -98,6 +102,7 @@ impl ProfileBuilder {
             threads: FxHashMap::default(),
             values: (0..n).map(|_| None).collect(),
             io: IoTracker::new(),
+            descriptors: Descriptors::new(),
             lost: LostEvents::default(),
             pids: FxHashSet::default(),
             tids: FxHashSet::default(),
@@ -115,22 +120,31 @@ impl ProfileBuilder {
         self.opts.node_key
     }
 
-    /// The node key of a call under the builder's key mode.
+    /// Changes the key mode; only before the first call.
+    pub fn set_node_key(&mut self, mode: NodeKeyMode) {
+        assert!(self.nodes.is_empty(), "the node key changes before the first call");
+        self.opts.node_key = mode;
+    }
+
+    /// The node key of a call under the builder's key mode: under
+    /// `descriptor`, what its descriptor is before the call.
     #[inline]
-    pub fn key_of(&self, ev: &SyscallEvent<'_>) -> RawKey {
-        match self.opts.node_key {
-            NodeKeyMode::Name => RawKey { nr: ev.nr, fd: None, site: None },
-            NodeKeyMode::Fd => {
-                let fd = match self.fd_args.get(ev.nr as usize).copied().flatten() {
-                    Some((i, dirfd)) if ev.knows(i as usize) => {
-                        let v = ev.arg(i as usize);
-                        (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
-                    }
-                    _ => None,
-                };
-                RawKey { nr: ev.nr, fd, site: None }
+    pub fn key_of(&mut self, ev: &SyscallEvent<'_>) -> RawKey {
+        let key_fd = || match self.fd_args.get(ev.nr as usize).copied().flatten() {
+            Some((i, dirfd)) if ev.knows(i as usize) => {
+                let v = ev.arg(i as usize);
+                (!dirfd || v != syscalls::AT_FDCWD).then_some(v)
             }
-            NodeKeyMode::Callsite => RawKey { nr: ev.nr, fd: None, site: ev.callsite },
+            _ => None,
+        };
+        match self.opts.node_key {
+            NodeKeyMode::Name => RawKey { nr: ev.nr, ..Default::default() },
+            NodeKeyMode::Fd => RawKey { nr: ev.nr, fd: key_fd(), ..Default::default() },
+            NodeKeyMode::Descriptor => {
+                let desc = key_fd().and_then(|fd| self.descriptors.identity(ev.pid, fd));
+                RawKey { nr: ev.nr, desc, ..Default::default() }
+            }
+            NodeKeyMode::Callsite => RawKey { nr: ev.nr, site: ev.callsite, ..Default::default() },
         }
     }
 
@@ -201,6 +215,9 @@ impl ProfileBuilder {
         if self.opts.io_patterns {
             self.io.event(ev);
         }
+        if self.opts.node_key == NodeKeyMode::Descriptor {
+            self.descriptors.event(ev);
+        }
         self.infer_fork(ev);
     }
 
@@ -217,8 +234,8 @@ impl ProfileBuilder {
             "clone3" => true,
             _ => false,
         };
-        if is_process && self.opts.io_patterns {
-            self.io.fork(ev.pid, ret as u32);
+        if is_process {
+            self.fork(ev.pid, ret as u32);
         }
     }
 
@@ -227,6 +244,9 @@ impl ProfileBuilder {
     pub fn fork(&mut self, parent: u32, child: u32) {
         if self.opts.io_patterns {
             self.io.fork(parent, child);
+        }
+        if self.opts.node_key == NodeKeyMode::Descriptor {
+            self.descriptors.fork(parent, child);
         }
     }
 
@@ -240,6 +260,7 @@ impl ProfileBuilder {
         if self.opts.io_patterns {
             self.io.exit(pid);
         }
+        self.descriptors.exit(pid);
     }
 
     /// Counts `n` losses of `cause`.
@@ -292,6 +313,7 @@ impl ProfileBuilder {
     /// and the collected sections).
     pub fn finish(self, mut meta: Meta, resolve: &mut dyn FnMut(CodeAddr) -> Location) -> Profile {
         let node_key = self.opts.node_key;
+        let descriptors = &self.descriptors;
         let nodes: Vec<Node> = self
             .nodes
             .into_iter()
@@ -302,6 +324,7 @@ impl ProfileBuilder {
                 let callsites = sites.into_iter().map(|(a, count)| Callsite { location: resolve(a), count }).collect();
                 let key = NodeKey {
                     fd: if node_key == NodeKeyMode::Fd { n.key.fd } else { None },
+                    descriptor: if node_key == NodeKeyMode::Descriptor { n.key.desc.map(|d| descriptors.name(d).to_string()) } else { None },
                     callsite: if node_key == NodeKeyMode::Callsite { n.key.site.map(&mut *resolve) } else { None },
                 };
                 Node {

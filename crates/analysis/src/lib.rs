@@ -2,6 +2,7 @@
 //! events, TNV value profiles, I/O patterns, hot sequences, merging.
 
 pub mod builder;
+pub mod descriptors;
 pub mod io;
 pub mod merge;
 pub mod sequences;

@@ -6,28 +6,36 @@ use crate::sequences;
 use crate::tnv::Tnv;
 use std::collections::BTreeMap;
 use syscluster_model::profile::{
-    Callsite, Edge, IoPattern, Location, Node, NodeKey, Profile, ResultMatch, SizeBucket, ValueCount, ValueProfile,
+    Callsite, Edge, IoPattern, Location, Node, NodeKey, NodeKeyMode, Profile, ResultMatch, SizeBucket, ValueCount, ValueProfile,
 };
 use syscluster_model::FORMAT_VERSION;
 
-/// Adds up compatible profiles (same architecture and node key). The first
+/// The node key of the merge of `profiles`: theirs when they all share it,
+/// else `name`, the key every other one can be converted to (an fd number
+/// or a code location cannot be turned into what a descriptor is, nor the
+/// other way round). Profiles of format_version 1 were keyed by `fd` by
+/// default: merged with `descriptor` profiles, the result is keyed by name.
+pub fn merged_key(profiles: &[Profile]) -> NodeKeyMode {
+    match profiles.split_first() {
+        Some((first, rest)) if rest.iter().all(|p| p.meta.node_key == first.meta.node_key) => first.meta.node_key,
+        Some(_) => NodeKeyMode::Name,
+        None => NodeKeyMode::default(),
+    }
+}
+
+/// Adds up compatible profiles (same architecture). Profiles keyed
+/// differently are converted to the key of [`merged_key`]. The first
 /// profile's command and machine describe the result.
 pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
     let first = profiles.first().ok_or("nothing to merge")?;
+    let key_mode = merged_key(profiles);
     for (i, p) in profiles.iter().enumerate().skip(1) {
-        if p.meta.node_key != first.meta.node_key {
-            return Err(format!(
-                "profile {} keys nodes by {} but profile 1 by {}; record both with the same --node-key",
-                i + 1,
-                p.meta.node_key.as_str(),
-                first.meta.node_key.as_str()
-            ));
-        }
         if p.meta.arch != first.meta.arch {
             return Err(format!("profile {} is of {}, profile 1 of {}", i + 1, p.meta.arch, first.meta.arch));
         }
     }
     let mut meta = first.meta.clone();
+    meta.node_key = key_mode;
     let mut nodes: Vec<Node> = Vec::new();
     let mut node_index: BTreeMap<(u32, NodeKey), u32> = BTreeMap::new();
     let mut edges: BTreeMap<(u32, u32), (u64, BTreeMap<u8, u64>)> = BTreeMap::new();
@@ -61,9 +69,11 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
         }
         // Old id -> merged id.
         let mut map = Vec::with_capacity(p.nodes.len());
+        let convert = p.meta.node_key != key_mode;
         for n in &p.nodes {
-            let id = *node_index.entry((n.nr, n.key.clone())).or_insert_with(|| {
-                nodes.push(Node { id: nodes.len() as u32, count: 0, errors: 0, kernel_ns: 0, blocked_ns: 0, callsites: vec![], ..n.clone() });
+            let key = if convert { NodeKey::default() } else { n.key.clone() };
+            let id = *node_index.entry((n.nr, key.clone())).or_insert_with(|| {
+                nodes.push(Node { id: nodes.len() as u32, count: 0, errors: 0, kernel_ns: 0, blocked_ns: 0, callsites: vec![], key, ..n.clone() });
                 nodes.len() as u32 - 1
             });
             let m = &mut nodes[id as usize];

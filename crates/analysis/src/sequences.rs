@@ -7,10 +7,11 @@
 //! least a tenth of their heaviest edge, so that a hot pair does not drag a
 //! cold tail along.
 //!
-//! *Loops* are cycles of the graph: for each heavy edge u→v not yet in a
-//! loop, the cycle closed by the widest path from v back to u (the path whose
-//! lightest edge is heaviest). A loop's weight is its lightest edge, a bound
-//! on how many times it ran whole.
+//! *Loops* are cycles of the graph: for each heavy edge u→v, the cycle
+//! closed by the widest path from v back to u (the path whose lightest edge
+//! is heaviest). A loop's weight is its lightest edge, a bound on how many
+//! times it ran whole; it is taken off the edges of the loop before the
+//! next loop is searched, so that loops never share a transition.
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -93,10 +94,11 @@ fn hot_paths(
     rank(out, opts.keep)
 }
 
-/// The path from `src` to `dst` over hot edges whose lightest edge is
-/// heaviest, at most `max_len` edges long.
+/// The path from `src` to `dst` over edges with residual weight, whose
+/// lightest edge is heaviest, at most `max_len` edges long.
 fn widest_path(
-    adj: &FxHashMap<u32, Vec<(u32, u64)>>,
+    adj: &FxHashMap<u32, Vec<u32>>,
+    residual: &FxHashMap<(u32, u32), u64>,
     src: u32,
     dst: u32,
     max_len: usize,
@@ -115,8 +117,9 @@ fn widest_path(
         if len >= max_len {
             continue;
         }
-        for &(y, w) in adj.get(&x).map(|v| v.as_slice()).unwrap_or(&[]) {
-            if y == x || y == src {
+        for &y in adj.get(&x).map(|v| v.as_slice()).unwrap_or(&[]) {
+            let w = residual.get(&(x, y)).copied().unwrap_or(0);
+            if y == x || y == src || w == 0 {
                 continue;
             }
             let nw = width.min(w);
@@ -140,23 +143,33 @@ fn widest_path(
     Some((path, width))
 }
 
+/// Loops as a decomposition of the edge weights: each loop found takes its
+/// weight off every edge it uses, and later loops are found in what is
+/// left. A transition (a call following another) so belongs to one loop at
+/// most, and the loops' crossings add up to at most the calls: their
+/// shares of the same calls never exceed 100 % together. (Each loop used to
+/// be measured on the whole graph: loops sharing nodes — a server's event
+/// wait with each connection's read and write — counted the same calls
+/// once per loop.)
 fn loops(hot: &[(u64, u32, u32)], all: &[Edge], total: u64, opts: &SequenceOptions) -> Vec<Sequence> {
-    let mut adj: FxHashMap<u32, Vec<(u32, u64)>> = FxHashMap::default();
+    let mut adj: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut residual: FxHashMap<(u32, u32), u64> = FxHashMap::default();
     for &(w, a, b) in hot {
-        adj.entry(a).or_default().push((b, w));
+        adj.entry(a).or_default().push(b);
+        residual.insert((a, b), w);
     }
-    let mut covered: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
     let mut found: Vec<Sequence> = Vec::new();
-    let mut seen: rustc_hash::FxHashSet<Vec<u32>> = Default::default();
+    let mut by_nodes: FxHashMap<Vec<u32>, usize> = FxHashMap::default();
     // Bounded work on huge graphs: the heaviest edges matter.
-    for &(w, u, v) in hot.iter().take(400) {
-        if covered.contains(&(u, v)) {
+    for &(_, u, v) in hot.iter().take(400) {
+        let w = residual[&(u, v)];
+        if w < opts.min_weight {
             continue;
         }
         let cycle = if u == v {
             Some((vec![u], w))
         } else {
-            widest_path(&adj, v, u, opts.max_loop_len.saturating_sub(1)).map(|(path, width)| {
+            widest_path(&adj, &residual, v, u, opts.max_loop_len.saturating_sub(1)).map(|(path, width)| {
                 let mut c = vec![u];
                 c.extend(&path[..path.len() - 1]);
                 (c, width.min(w))
@@ -167,13 +180,16 @@ fn loops(hot: &[(u64, u32, u32)], all: &[Edge], total: u64, opts: &SequenceOptio
             continue;
         }
         for i in 0..cycle.len() {
-            covered.insert((cycle[i], cycle[(i + 1) % cycle.len()]));
+            *residual.get_mut(&(cycle[i], cycle[(i + 1) % cycle.len()])).expect("a hot edge") -= cw;
         }
         let cycle = rotate_to_entry(cycle, all);
-        let mut canon = cycle.clone();
-        canon.sort_unstable();
-        if seen.insert(canon) {
-            found.push(sequence(cycle, cw, total));
+        match by_nodes.get(&cycle) {
+            // The same loop again, in what the first pass left: one loop.
+            Some(&i) => found[i] = sequence(cycle, found[i].weight + cw, total),
+            None => {
+                by_nodes.insert(cycle.clone(), found.len());
+                found.push(sequence(cycle, cw, total));
+            }
         }
     }
     rank(found, opts.keep)
@@ -189,4 +205,75 @@ fn rotate_to_entry(mut cycle: Vec<u32>, all: &[Edge]) -> Vec<u32> {
         .unwrap_or(0);
     cycle.rotate_left(start);
     cycle
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syscluster_model::profile::{Meta, Node, NodeKey};
+
+    /// A graph from `(from, to, weight)` edges; node counts are what the
+    /// edges bring in.
+    fn graph(n: u32, edges: &[(u32, u32, u64)]) -> Profile {
+        let mut count = vec![0u64; n as usize];
+        for &(_, b, w) in edges {
+            count[b as usize] += w;
+        }
+        let nodes = (0..n)
+            .map(|i| Node {
+                id: i,
+                syscall: format!("call{i}"),
+                nr: i,
+                key: NodeKey::default(),
+                count: count[i as usize],
+                errors: 0,
+                kernel_ns: 0,
+                callsites: vec![],
+            })
+            .collect();
+        let edges = edges.iter().map(|&(from, to, weight)| Edge { from, to, weight, result_matches: vec![] }).collect();
+        let total = count.iter().sum();
+        Profile { meta: Meta { total_calls: total, ..Default::default() }, nodes, edges, ..Default::default() }
+    }
+
+    #[test]
+    fn loops_sharing_a_hub_never_add_up_to_more_than_all_calls() {
+        // An event loop: wait (0) → read(k) → write(k) → wait, for ten
+        // connections keyed apart, plus the crossings between them.
+        let mut e = Vec::new();
+        for k in 0..10u32 {
+            let (r, w) = (1 + 2 * k, 2 + 2 * k);
+            e.push((0, r, 100));
+            e.push((r, w, 100));
+            e.push((w, 0, 90));
+            e.push((w, 1 + 2 * ((k + 1) % 10), 10));
+        }
+        let p = graph(21, &e);
+        let s = mine(&p, &SequenceOptions::default());
+        let sum: f64 = s.loops.iter().map(|l| l.share).sum();
+        assert!(!s.loops.is_empty());
+        assert!(sum <= 1.0 + 1e-9, "loop shares add up to {sum}");
+        let crossings: u64 = s.loops.iter().map(|l| l.crossings).sum();
+        assert!(crossings <= p.meta.total_calls);
+    }
+
+    #[test]
+    fn a_transition_belongs_to_one_loop_only() {
+        // A→B is in the loop A→B→A and on the widest way back of C→A: it
+        // was counted by both loops (500 crossings of 400 calls).
+        let p = graph(3, &[(0, 1, 100), (1, 0, 100), (2, 0, 100), (1, 2, 100)]);
+        let s = mine(&p, &SequenceOptions::default());
+        let crossings: u64 = s.loops.iter().map(|l| l.crossings).sum();
+        assert!(crossings <= p.meta.total_calls, "{crossings} crossings of {} calls: {:?}", p.meta.total_calls, s.loops);
+    }
+
+    #[test]
+    fn one_loop_keyed_once_is_found_once_with_its_full_weight() {
+        // wait → read → write → wait, 1000 times: one loop of weight 1000.
+        let p = graph(3, &[(0, 1, 1000), (1, 2, 1000), (2, 0, 999)]);
+        let s = mine(&p, &SequenceOptions::default());
+        assert_eq!(s.loops.len(), 1, "{:?}", s.loops);
+        assert_eq!(s.loops[0].weight, 999);
+        assert!(s.loops[0].share <= 1.0);
+    }
 }

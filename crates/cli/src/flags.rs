@@ -60,8 +60,14 @@ pub enum ModeArg {
 pub enum NodeKeyArg {
     /// The system call name alone.
     Name,
-    /// The name plus the fd, for calls that take one: read(3), write(4).
+    /// The name plus the fd number, for calls that take one: read(3),
+    /// write(4).
     Fd,
+    /// The name plus what the descriptor is, for calls that take one:
+    /// read(file /etc/hosts), read(accepted tcp 127.0.0.1:8080), write(stdout).
+    /// A server's request loop is one loop whatever the number of
+    /// connections. Aggregate mode records fd numbers instead.
+    Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
 }
@@ -105,7 +111,7 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value = "events")]
     pub mode: ModeArg,
     /// What makes two calls the same node of the syscall graph.
-    #[arg(long, value_enum, default_value = "fd")]
+    #[arg(long, value_enum, default_value = "descriptor")]
     pub node_key: NodeKeyArg,
     /// Do not find the code location of each call (cheaper).
     #[arg(long)]
@@ -142,8 +148,8 @@ pub struct ImportArgs {
     #[arg(short, long, default_value = "syscluster.json", value_name = "FILE")]
     pub output: PathBuf,
     /// What makes two calls the same node of the syscall graph (callsite
-    /// needs `strace -k`, not supported: use name or fd).
-    #[arg(long, value_enum, default_value = "fd")]
+    /// needs `strace -k`, not supported: use descriptor, fd or name).
+    #[arg(long, value_enum, default_value = "descriptor")]
     pub node_key: NodeKeyArg,
     /// Skip lines that are not strace output, and a last line cut short (the
     /// log ends without a newline), counting them as losses, instead of
@@ -192,7 +198,9 @@ pub struct ReportArgs {
     pub wide: bool,
 }
 
-/// Add up profiles of several runs or hosts (same --node-key).
+/// Add up profiles of several runs or hosts. Profiles keyed differently
+/// (--node-key, e.g. a format_version 1 profile keyed by fd with one keyed by
+/// descriptor) are merged by system call name.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// The profiles to merge.

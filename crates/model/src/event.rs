@@ -36,6 +36,11 @@ pub struct SyscallEvent<'a> {
     pub callsite: Option<CodeAddr>,
     /// The path argument of path-taking calls, as captured.
     pub path: Option<&'a [u8]>,
+    /// Memory a pointer argument names that tells what a descriptor is,
+    /// where the backend captures it: the `struct sockaddr` bytes of `bind`
+    /// and `connect`, the `int[2]` that `pipe`, `pipe2` and `socketpair`
+    /// filled in.
+    pub addr: Option<&'a [u8]>,
     /// Bit i set: argument i is not known (a strace log shows a buffer's
     /// contents or a symbol it could not decode instead of the value).
     pub unknown_args: u8,
@@ -44,7 +49,7 @@ pub struct SyscallEvent<'a> {
 impl SyscallEvent<'_> {
     /// A blank event for call `nr` of thread `tid` in process `pid`.
     pub fn new(pid: u32, tid: u32, nr: u32) -> Self {
-        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, blocked_ns: None, callsite: None, path: None, unknown_args: 0 }
+        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, blocked_ns: None, callsite: None, path: None, addr: None, unknown_args: 0 }
     }
 
     /// Argument `i` as the C type of the parameter gives it meaning: `int`

@@ -7,8 +7,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-/// The version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version this build writes and the newest it reads. Version 2 added
+/// the `descriptor` node key (what a descriptor is, not its number) and made
+/// it the default; version 1 profiles load unchanged (their keys are `fd`,
+/// `name` or `callsite`).
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -33,9 +36,14 @@ pub struct Profile {
 pub enum NodeKeyMode {
     /// The syscall name alone.
     Name,
-    /// The name plus the fd, for calls that take one.
-    #[default]
+    /// The name plus the fd number, for calls that take one.
     Fd,
+    /// The name plus what the descriptor is (a file by path, the listening
+    /// socket, a connection accepted from it, a pipe, …), for calls that
+    /// take one: a server's request loop is one loop whatever the number of
+    /// connections.
+    #[default]
+    Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
 }
@@ -45,6 +53,7 @@ impl NodeKeyMode {
         match self {
             NodeKeyMode::Name => "name",
             NodeKeyMode::Fd => "fd",
+            NodeKeyMode::Descriptor => "descriptor",
             NodeKeyMode::Callsite => "callsite",
         }
     }
@@ -161,13 +170,39 @@ impl Node {
 pub struct NodeKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fd: Option<i64>,
+    /// What the descriptor is (`node_key` `descriptor`): `file /etc/hosts`,
+    /// `listen tcp 127.0.0.1:8080`, `accepted tcp 127.0.0.1:8080`, `pipe
+    /// read end`, `epoll`, `stdout`, … (docs/PROFILE_FORMAT.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callsite: Option<Location>,
 }
 
 impl NodeKey {
     pub fn is_empty(&self) -> bool {
-        self.fd.is_none() && self.callsite.is_none()
+        self.fd.is_none() && self.descriptor.is_none() && self.callsite.is_none()
+    }
+
+    /// Whether the node is keyed by a descriptor (its number or what it is).
+    pub fn has_descriptor(&self) -> bool {
+        self.fd.is_some() || self.descriptor.is_some()
+    }
+
+    /// Whether two nodes are keyed by the same descriptor (the same number,
+    /// or the same kind of descriptor). Two nodes without a descriptor in
+    /// their keys (keyed by name) count as the same: the key cannot tell.
+    pub fn same_descriptor(&self, other: &NodeKey) -> bool {
+        self.fd == other.fd && self.descriptor == other.descriptor
+    }
+
+    /// The descriptor as a label: `3`, `file /etc/hosts`.
+    pub fn descriptor_label(&self) -> Option<String> {
+        match (&self.fd, &self.descriptor) {
+            (Some(fd), _) => Some(fd.to_string()),
+            (None, Some(d)) => Some(d.clone()),
+            _ => None,
+        }
     }
 }
 
@@ -417,6 +452,9 @@ impl Profile {
         }
         let profile: Profile =
             serde_json::from_slice(bytes).map_err(|e| ProfileError::Corrupt(name.to_string(), e.to_string()))?;
+        if version < 2 && profile.meta.node_key == NodeKeyMode::Descriptor {
+            return Err(ProfileError::Corrupt(name.to_string(), "node_key descriptor does not exist in format_version 1".into()));
+        }
         profile.validate().map_err(|why| ProfileError::Corrupt(name.to_string(), why))?;
         Ok(profile)
     }
@@ -477,11 +515,12 @@ impl Profile {
         &self.nodes[id as usize]
     }
 
-    /// A node's label: `write(fd=3)`, `read`, `write@copy.c:14`.
+    /// A node's label: `write(3)`, `read(file /tmp/in)`, `read`,
+    /// `write@copy.c:14`.
     pub fn label(&self, id: u32) -> String {
         let n = self.node(id);
-        match (&n.key.fd, &n.key.callsite) {
-            (Some(fd), _) => format!("{}({fd})", n.syscall),
+        match (n.key.descriptor_label(), &n.key.callsite) {
+            (Some(d), _) => format!("{}({d})", n.syscall),
             (None, Some(loc)) => format!("{}@{}", n.syscall, loc.short()),
             (None, None) => n.syscall.clone(),
         }

@@ -108,6 +108,20 @@ pub fn key_fd_arg(nr: u32) -> Option<(usize, bool)> {
     s.args.iter().position(|a| a.kind == ArgKind::DirFd).map(|i| (i, true))
 }
 
+/// The pointer argument whose memory tells what a descriptor is
+/// (`SyscallEvent::addr`), and whether it is read when the call returns
+/// (the `int[2]` of `pipe`, `pipe2`, `socketpair`) rather than when it is
+/// made (the `struct sockaddr` of `bind` and `connect`, whose length is the
+/// next argument).
+pub fn descriptor_memory_arg(nr: u32) -> Option<(usize, bool)> {
+    match by_nr(nr)?.name {
+        "bind" | "connect" => Some((1, false)),
+        "pipe" | "pipe2" => Some((0, true)),
+        "socketpair" => Some((3, true)),
+        _ => None,
+    }
+}
+
 /// `AT_FDCWD`: "relative to the working directory", not a descriptor.
 pub const AT_FDCWD: i64 = -100;
 

@@ -85,8 +85,12 @@ fn corpus(prog: &str) -> OsString {
     dir.join("bin").join(prog).into_os_string()
 }
 
+/// Nodes keyed by fd number, which both modes record (the descriptor key is
+/// tested on a server in tests/integration/servers.rs).
 fn opts(mode: Mode) -> RecordOptions {
-    RecordOptions { backend: Some(Backend::Bpf), mode, ring_buffer_bytes: 8 << 20, ..Default::default() }
+    let mut o = RecordOptions { backend: Some(Backend::Bpf), mode, ring_buffer_bytes: 8 << 20, ..Default::default() };
+    o.builder.node_key = NodeKeyMode::Fd;
+    o
 }
 
 fn opts_key(mode: Mode, key: NodeKeyMode) -> RecordOptions {
@@ -430,4 +434,19 @@ fn command_not_found() {
             other => panic!("{mode:?}: {:?}", other.map(|r| r.exit)),
         }
     }
+}
+
+#[test]
+fn descriptor_keys_in_events_mode_and_fd_numbers_in_aggregate_mode() {
+    let out = std::env::temp_dir().join(format!("syscluster-desc-{}", std::process::id()));
+    for (mode, want) in [(Mode::Events, NodeKeyMode::Descriptor), (Mode::Aggregate, NodeKeyMode::Fd)] {
+        let p = rec(&opts_key(mode, NodeKeyMode::Descriptor), "write8", &[out.as_os_str(), &n(300)]).profile;
+        assert_eq!(p.meta.node_key, want, "{mode:?}");
+        let label = match want {
+            NodeKeyMode::Fd => "write(3)".to_string(),
+            _ => format!("write(file {})", out.display()),
+        };
+        assert_eq!(edge(&p, &label, &label), 299, "{mode:?}");
+    }
+    let _ = std::fs::remove_file(&out);
 }

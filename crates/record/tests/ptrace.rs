@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Once, RwLock};
+use syscluster_model::profile::NodeKeyMode;
 use syscluster_model::Profile;
 use syscluster_record::{record, Backend, ExitStatus, LaunchError, RecordError, RecordOptions, Recording};
 
@@ -25,8 +26,12 @@ fn corpus(name: &str) -> PathBuf {
     dir.join("bin").join(name)
 }
 
+/// Nodes keyed by fd number (the descriptor key is tested on a server in
+/// tests/integration/servers.rs).
 fn options() -> RecordOptions {
-    RecordOptions { backend: Some(Backend::Ptrace), ..RecordOptions::default() }
+    let mut o = RecordOptions { backend: Some(Backend::Ptrace), ..RecordOptions::default() };
+    o.builder.node_key = NodeKeyMode::Fd;
+    o
 }
 
 fn argv(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
@@ -311,7 +316,7 @@ fn stdin_stdout_stderr_and_the_exit_status_pass_through() {
 }
 
 /// The profile of `strace -f -ttt -T` of `argv`, through the strace importer.
-fn strace_profile(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Profile {
+fn strace_profile(args: &[&dyn AsRef<std::ffi::OsStr>], key: NodeKeyMode) -> Profile {
     let log = tempfile::NamedTempFile::new().unwrap();
     let st = std::process::Command::new("strace")
         .args(["-f", "-ttt", "-T", "-o"])
@@ -321,7 +326,8 @@ fn strace_profile(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Profile {
         .expect("strace runs");
     assert!(st.success());
     let opts = syscluster_record::strace::ImportOptions::default();
-    syscluster_record::strace::import_file(log.path(), &opts, Default::default()).unwrap().0
+    let builder = syscluster_analysis::BuilderOptions { node_key: key, ..Default::default() };
+    syscluster_record::strace::import_file(log.path(), &opts, builder).unwrap().0
 }
 
 fn counts(p: &Profile) -> BTreeMap<String, u64> {
@@ -337,11 +343,19 @@ fn graphs_agree_with_strace() {
     let write8: [&dyn AsRef<std::ffi::OsStr>; 3] = [&corpus("write8"), &output, &"321"];
     for args in [&copy[..], &write8[..]] {
         // Every edge, not only those of weight 2 or more: both start at the
-        // command's execve and key nodes alike (mmap(-1), openat, read(3)).
-        let (ours, theirs) = (record_ptrace(args).profile, strace_profile(args));
-        assert!(edges(&ours).len() >= 10, "{:?}", edges(&ours));
-        assert_eq!(edges(&ours), edges(&theirs), "ptrace vs strace -f");
-        assert_eq!(counts(&ours), counts(&theirs), "ptrace vs strace -f");
+        // command's execve and key nodes alike (mmap(-1), openat, read(3);
+        // by descriptor: mmap, read(file …/in)).
+        for key in [NodeKeyMode::Fd, NodeKeyMode::Descriptor] {
+            let _shared = FORKING.read().unwrap_or_else(|e| e.into_inner());
+            let mut o = options();
+            o.builder.node_key = key;
+            let ours = record(&argv(args), &o).unwrap_or_else(|e| panic!("recording failed: {e}")).profile;
+            drop(_shared);
+            let theirs = strace_profile(args, key);
+            assert!(edges(&ours).len() >= 10, "{:?}", edges(&ours));
+            assert_eq!(edges(&ours), edges(&theirs), "ptrace vs strace -f, {key:?}");
+            assert_eq!(counts(&ours), counts(&theirs), "ptrace vs strace -f, {key:?}");
+        }
     }
 }
 

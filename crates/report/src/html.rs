@@ -519,7 +519,7 @@ mod tests {
                 nr: 1,
                 key: NodeKey {
                     fd: Some(3),
-                    callsite: None,
+                    ..Default::default()
                 },
                 count: 3,
                 errors: 0,

@@ -113,7 +113,7 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ("lseek", "write") => &PWRITE,
             _ => continue,
         };
-        if a.key.fd != b.key.fd || !f.big_enough(e.weight, 2 * e.weight) {
+        if !a.key.same_descriptor(&b.key) || !f.big_enough(e.weight, 2 * e.weight) {
             continue;
         }
         let w = e.weight;
@@ -188,7 +188,7 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // One descriptor: the node is keyed by it, or the value profile says so.
-        let one_fd = n.key.fd.is_some()
+        let one_fd = n.key.has_descriptor()
             || f.dominant("write", "fd")
                 .is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
         let w = f.weight(n.id, n.id);
@@ -577,7 +577,7 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut calls = 0u64;
     let mut before = Vec::new();
     for n in &f.p.nodes {
-        if !PATH_STATS.contains(&n.syscall.as_str()) || n.key.fd.is_some_and(|fd| fd >= 0) {
+        if !PATH_STATS.contains(&n.syscall.as_str()) || n.key.fd.is_some_and(|fd| fd >= 0) || n.key.descriptor.is_some() {
             continue;
         }
         let mut c = n.count as f64;

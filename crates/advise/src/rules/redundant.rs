@@ -204,7 +204,8 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 
 fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     for n in &f.p.nodes {
-        let Some(fd) = n.key.fd.filter(|&fd| fd >= 0) else {
+        // Keyed by a descriptor: its number, or what it is.
+        let Some(fd) = n.key.fd.filter(|&fd| fd >= 0).map(|fd| fd.to_string()).or_else(|| n.key.descriptor.as_ref().map(|_| "fd".to_string())) else {
             continue;
         };
         if !matches!(n.syscall.as_str(), "fstat" | "newfstatat" | "statx") {
@@ -241,7 +242,7 @@ fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 let m = f.node(id);
                 !OPEN_LIKE.contains(&m.syscall.as_str())
                     && !(CHANGERS.contains(&m.syscall.as_str())
-                        && (m.key.fd == Some(fd) || m.key.fd.is_none()))
+                        && (m.key.same_descriptor(&n.key) || !m.key.has_descriptor()))
             });
             if clean && l.weight > repeats {
                 repeats = l.weight;
@@ -265,7 +266,7 @@ fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         out.push(Finding {
             rule: &FSTAT,
             nodes: vec![n.id],
-            vars: vec![("fd", fd.to_string()), ("count", count(n.count))],
+            vars: vec![("fd", fd.clone()), ("count", count(n.count))],
             specifics: format!(
                 "Here {} ran {} times with nothing in between that changes the file.",
                 f.label(n.id),

@@ -32,6 +32,7 @@ pub(crate) fn node_key(k: NodeKeyArg) -> NodeKeyMode {
     match k {
         NodeKeyArg::Name => NodeKeyMode::Name,
         NodeKeyArg::Fd => NodeKeyMode::Fd,
+        NodeKeyArg::Descriptor => NodeKeyMode::Descriptor,
         NodeKeyArg::Callsite => NodeKeyMode::Callsite,
     }
 }

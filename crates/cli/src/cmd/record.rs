@@ -35,6 +35,15 @@ pub fn run(a: RecordArgs) -> Result<i32, Failure> {
     for note in &rec.notes {
         eprintln!("syscluster: {note}");
     }
+    if !a.quiet && rec.profile.meta.node_key != opts.builder.node_key {
+        eprintln!(
+            "syscluster: {} mode keys nodes by {} (--node-key {}), not by {}; events mode keys them by what each descriptor is",
+            rec.profile.meta.mode,
+            rec.profile.meta.node_key.as_str(),
+            rec.profile.meta.node_key.as_str(),
+            opts.builder.node_key.as_str()
+        );
+    }
     super::save(&rec.profile, &a.output)?;
     if !a.quiet {
         let m = &rec.profile.meta;

@@ -22,6 +22,17 @@ use syscluster_model::syscalls;
 const NODE_START: u64 = u64::MAX;
 
 pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<Ended, RecordError> {
+    if sink.builder.node_key_mode() == NodeKeyMode::Descriptor {
+        // The in-kernel builder keys a call by what its registers hold at
+        // entry. What a descriptor is needs every process's descriptor
+        // table followed through open/accept/dup/close/exec, with paths and
+        // socket addresses read from memory: map updates and string reads
+        // on the path this mode keeps nearly free. Its fd numbers cannot be
+        // turned into identities afterwards either (a number names one
+        // descriptor after another), so the profile says `fd` (and
+        // `record` says so).
+        sink.builder.set_node_key(NodeKeyMode::Fd);
+    }
     let mut object = MaybeUninit::uninit();
     let mut open = AggregateSkelBuilder::default()
         .open(&mut object)
@@ -146,7 +157,7 @@ fn raw_key(k: u64, sites: &FxHashMap<u32, CodeAddr>) -> RawKey {
     } else {
         None
     };
-    RawKey { nr, fd, site }
+    RawKey { nr, fd, desc: None, site }
 }
 
 /// The edge counts still in the caches of tasks that run on (detached, not

@@ -18,6 +18,13 @@ struct {
 	__uint(max_entries, 1 << 24); /* resized before load */
 } events SEC(".maps");
 
+/* mem_arg[nr]: bits 0-2 = index + 1 of the argument whose memory tells
+ * what a descriptor is (a struct sockaddr, length in the next argument, read
+ * at entry; with MEM_AT_EXIT an int[2] the call filled in, read at its
+ * exit); it goes where a path would. */
+#define MEM_AT_EXIT 8
+const volatile __u8 mem_arg[NR_SLOTS] = {};
+
 /* A record with its path. */
 struct ev_record_path {
 	struct ev_record r;
@@ -120,6 +127,13 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 			if (n > 0)
 				st->path_len = n;
 		}
+		__u8 m = mem_arg[nr];
+		if ((m & 7) && !(m & MEM_AT_EXIT)) {
+			__u32 i = ((m & 7) - 1) & 3;
+			__u64 len = st->args[i + 1] & (PATH_CAP - 1);
+			if (len && !bpf_probe_read_user(st->path, len, (const void *)st->args[i]))
+				st->path_len = len + 1;
+		}
 	}
 	if (capture_sites) {
 		int found = find_callsite(&st->vmas, at, &st->site);
@@ -144,6 +158,12 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (changes_mappings(st->nr))
 		__sync_fetch_and_add(&maps_gen, 1);
 	note_setsid(st, ctx->args[0], ctx->args[1]);
+	__u32 nr = st->nr;
+	if (nr < NR_SLOTS && (mem_arg[nr] & MEM_AT_EXIT) && ctx->args[1] == 0) {
+		__u32 i = ((mem_arg[nr] & 7) - 1) & 3;
+		if (!bpf_probe_read_user(st->path, 8, (const void *)st->args[i]))
+			st->path_len = 9;
+	}
 	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }

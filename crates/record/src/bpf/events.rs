@@ -34,6 +34,11 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         .map_err(|e| unavailable("opening the BPF object", e))?;
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
+    for (nr, slot) in rodata.mem_arg.iter_mut().enumerate() {
+        if let Some((i, at_exit)) = syscalls::descriptor_memory_arg(nr as u32) {
+            *slot = (i as u8 + 1) | if at_exit { 8 } else { 0 };
+        }
+    }
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
     rodata.slots_log2 = slots_log2();
     open.maps.slots.set_max_entries(1 << rodata.slots_log2).map_err(|e| unavailable("sizing the task states", e))?;
@@ -141,6 +146,8 @@ impl Consumer<'_> {
             n => data.get(head..head + n - 1),
         };
         let returned = has(rec_flag::RF_RET);
+        // The bytes of a socket address or descriptor pair come where a path would.
+        let mem = syscalls::descriptor_memory_arg(r.nr).is_some();
         let callsite = has(rec_flag::RF_SITE).then(|| {
             let module = self.sink.modules.intern(dev_from_kernel(r.site.dev), r.site.ino);
             if self.sink.modules.len() > self.known_modules {
@@ -165,7 +172,8 @@ impl Consumer<'_> {
             kernel_ns: returned.then(|| r.exit_ns.saturating_sub(r.enter_ns)),
             blocked_ns: returned.then_some(r.blocked_ns),
             callsite,
-            path,
+            path: path.filter(|_| !mem),
+            addr: path.filter(|_| mem),
             unknown_args: 0,
         };
         self.sink.builder.event(&ev);

@@ -107,7 +107,9 @@ fn arg_info_table() -> [u8; limits::NR_SLOTS.0 as usize] {
 fn key_mode_of(m: NodeKeyMode) -> key_mode {
     match m {
         NodeKeyMode::Name => key_mode::KEY_NAME,
-        NodeKeyMode::Fd => key_mode::KEY_FD,
+        // Events mode keys in user space; aggregate mode records fd numbers
+        // in place of identities (see aggregate::record).
+        NodeKeyMode::Fd | NodeKeyMode::Descriptor => key_mode::KEY_FD,
         NodeKeyMode::Callsite => key_mode::KEY_CALLSITE,
     }
 }

@@ -28,6 +28,9 @@ struct Call {
     callsite: Option<CodeAddr>,
     /// The path argument was read into the thread's buffer.
     has_path: bool,
+    /// The thread's `addr` buffer holds the call's socket address or
+    /// descriptor pair (`SyscallEvent::addr`).
+    has_addr: bool,
 }
 
 struct Thread {
@@ -36,6 +39,8 @@ struct Thread {
     call: Option<Call>,
     /// The path argument of `call`, reused from call to call.
     path: Vec<u8>,
+    /// The socket address or descriptor pair of `call`.
+    addr: Vec<u8>,
     /// The launcher's child before the command's exec: its calls belong to
     /// the recorder, not to the command, and are not recorded.
     launching: bool,
@@ -46,7 +51,7 @@ struct Thread {
 
 impl Thread {
     fn new(pid: u32) -> Thread {
-        Thread { pid, call: None, path: Vec::new(), launching: false, detached: false }
+        Thread { pid, call: None, path: Vec::new(), addr: Vec::new(), launching: false, detached: false }
     }
 }
 
@@ -80,6 +85,10 @@ pub struct Tracer<'a> {
     follow_detached: bool,
     /// The recorder's interrupt count when the command ended.
     interrupts_then: u32,
+    /// What tells what a descriptor is, in memory, by call number: the
+    /// argument, and whether it is read at the exit (an `int[2]` filled in)
+    /// rather than at the entry (a `struct sockaddr` and its length).
+    addr_args: Vec<Option<(u8, bool)>>,
 }
 
 impl<'a> Tracer<'a> {
@@ -91,6 +100,9 @@ impl<'a> Tracer<'a> {
         threads.insert(root, t);
         let path_args =
             (0..syscalls::NR_SYSCALLS as u32).map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8)).collect();
+        let addr_args = (0..syscalls::NR_SYSCALLS as u32)
+            .map(|nr| syscalls::descriptor_memory_arg(nr).map(|(i, at_exit)| (i as u8, at_exit)))
+            .collect();
         Tracer {
             sink,
             callsites,
@@ -101,6 +113,7 @@ impl<'a> Tracer<'a> {
             filter_seen: false,
             filtered: false,
             path_args,
+            addr_args,
             follow_detached,
             interrupts_then: 0,
         }
@@ -258,7 +271,15 @@ impl<'a> Tracer<'a> {
             Some(c) => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
             None => None,
         };
-        let call = Call { nr, args, enter_ns, callsite, has_path };
+        let t = self.threads.get_mut(&tid).expect("thread created above");
+        let has_addr = match self.addr_args.get(nr as usize).copied().flatten() {
+            Some((i, false)) => {
+                t.addr.resize(args[i as usize + 1].min(128) as usize, 0);
+                memory::read_upto(tid, args[i as usize], &mut t.addr).is_ok_and(|n| n == t.addr.len() && n > 0)
+            }
+            _ => false,
+        };
+        let call = Call { nr, args, enter_ns, callsite, has_path, has_addr };
         if syscalls::never_returns(nr) {
             self.resume(tid, 0);
             self.emit(tid, call, None);
@@ -271,7 +292,15 @@ impl<'a> Tracer<'a> {
     fn exit(&mut self, tid: i32, ret: i64) {
         // A failed exec of the launcher (a PATH entry without the program)
         // is not recorded; the successful one is.
-        let done = self.threads.get_mut(&tid).and_then(|t| t.call.take().filter(|_| !t.launching));
+        let mut done = self.threads.get_mut(&tid).and_then(|t| t.call.take().filter(|_| !t.launching));
+        // Descriptors a call wrote to memory, read before the program runs on.
+        if let Some(call) = &mut done {
+            if let (Some((i, true)), 0) = (self.addr_args.get(call.nr as usize).copied().flatten(), ret) {
+                let t = self.threads.get_mut(&tid).expect("thread exists");
+                t.addr.resize(8, 0);
+                call.has_addr = memory::read_upto(tid, call.args[i as usize], &mut t.addr).is_ok_and(|n| n == 8);
+            }
+        }
         // The program runs on while the builder takes the call.
         self.resume(tid, 0);
         if let Some(call) = done {
@@ -293,7 +322,7 @@ impl<'a> Tracer<'a> {
         if former != tid {
             if let Some(old) = self.threads.remove(&tid) {
                 if let Some(call) = old.call.filter(|_| !old.launching) {
-                    self.emit_as(tid, old.pid, &old.path, call, None);
+                    self.emit_as(tid, old.pid, &old.path, &old.addr, call, None);
                 }
                 self.sink.builder.thread_exit(tid as u32);
             }
@@ -320,7 +349,7 @@ impl<'a> Tracer<'a> {
         if let Some(t) = self.threads.remove(&tid) {
             // Killed inside a call: the call was made and never returned.
             if let Some(call) = t.call.filter(|_| !t.launching) {
-                self.emit_as(tid, t.pid, &t.path, call, None);
+                self.emit_as(tid, t.pid, &t.path, &t.addr, call, None);
             }
             self.sink.builder.thread_exit(tid as u32);
             if t.pid == tid as u32 {
@@ -339,16 +368,16 @@ impl<'a> Tracer<'a> {
 
     fn emit(&mut self, tid: i32, call: Call, ret: Option<i64>) {
         let t = &self.threads[&tid];
-        let ev = event(t.pid, tid, &t.path, call, ret);
+        let ev = event(t.pid, tid, &t.path, &t.addr, call, ret);
         self.sink.builder.event(&ev);
     }
 
-    fn emit_as(&mut self, tid: i32, pid: u32, path: &[u8], call: Call, ret: Option<i64>) {
-        self.sink.builder.event(&event(pid, tid, path, call, ret));
+    fn emit_as(&mut self, tid: i32, pid: u32, path: &[u8], addr: &[u8], call: Call, ret: Option<i64>) {
+        self.sink.builder.event(&event(pid, tid, path, addr, call, ret));
     }
 }
 
-fn event(pid: u32, tid: i32, path: &[u8], call: Call, ret: Option<i64>) -> SyscallEvent<'_> {
+fn event<'a>(pid: u32, tid: i32, path: &'a [u8], addr: &'a [u8], call: Call, ret: Option<i64>) -> SyscallEvent<'a> {
     SyscallEvent {
         pid,
         tid: tid as u32,
@@ -362,6 +391,7 @@ fn event(pid: u32, tid: i32, path: &[u8], call: Call, ret: Option<i64>) -> Sysca
         blocked_ns: None,
         callsite: call.callsite,
         path: call.has_path.then_some(path),
+        addr: call.has_addr.then_some(addr),
         unknown_args: 0,
     }
 }

@@ -92,6 +92,15 @@ static SYMBOLS: &[(&str, i64)] = &[
     ("F_SETFL", 4),
     ("F_DUPFD_CLOEXEC", 1030),
     ("FD_CLOEXEC", 1),
+    ("EPOLL_CLOEXEC", 0o2000000),
+    ("EFD_CLOEXEC", 0o2000000),
+    ("EFD_NONBLOCK", 0o4000),
+    ("EFD_SEMAPHORE", 1),
+    ("TFD_CLOEXEC", 0o2000000),
+    ("TFD_NONBLOCK", 0o4000),
+    ("SFD_CLOEXEC", 0o2000000),
+    ("SFD_NONBLOCK", 0o4000),
+    ("MFD_CLOEXEC", 1),
     ("AF_UNIX", 1),
     ("AF_INET", 2),
     ("AF_INET6", 10),
@@ -242,6 +251,27 @@ pub fn string(s: &[u8], out: &mut Vec<u8>) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn socket_addresses_and_descriptor_pairs() {
+        use syscluster_analysis::descriptors::format_sockaddr;
+        let show = |t: &str| sockaddr(t.as_bytes()).and_then(|b| format_sockaddr(&b));
+        assert_eq!(
+            show(r#"{sa_family=AF_INET, sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}"#).as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            show(r#"{sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}"#).as_deref(),
+            Some("[::1]:443")
+        );
+        assert_eq!(show(r#"{sa_family=AF_UNIX, sun_path="/run/x.sock"}"#).as_deref(), Some("/run/x.sock"));
+        assert_eq!(show(r#"{sa_family=AF_UNIX, sun_path=@"bus"}"#).as_deref(), Some("@bus"));
+        assert_eq!(show("0x7ffd1234"), None, "an address strace did not decode");
+        assert_eq!(show(r#"{sa_family=AF_INET, sin_port=htons(80"#), None, "cut short");
+        assert_eq!(fd_pair(b"[3, 4]"), Some([3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()));
+        assert_eq!(fd_pair(b"0x7ffc"), None);
+        assert_eq!(fd_pair(b"[3]"), None);
+    }
+
     fn args(s: &str) -> Vec<String> {
         let mut v = Vec::new();
         split(s.as_bytes(), |_, a| v.push(String::from_utf8_lossy(a).into_owned()));
@@ -284,4 +314,48 @@ mod tests {
         assert_eq!(out, b"trunc");
         assert!(!string(b"3", &mut out));
     }
+}
+
+/// The bytes of the `struct sockaddr` strace shows as `{sa_family=AF_INET,
+/// sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}` (also
+/// `AF_INET6` with `inet_pton(AF_INET6, "::1", &sin6_addr)`, and `AF_UNIX`
+/// with `sun_path="/path"` or `sun_path=@"abstract"`).
+pub fn sockaddr(s: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(s).ok()?;
+    let field = |name: &str| {
+        let at = s.find(name)? + name.len();
+        Some(&s[at..])
+    };
+    let quoted = |t: &str| {
+        let t = t.strip_prefix('"')?;
+        Some(t[..t.find('"')?].to_string())
+    };
+    let port = |t: &str| t.strip_prefix("htons(")?.split(')').next()?.parse::<u16>().ok();
+    let family = field("sa_family=")?;
+    if family.starts_with("AF_INET6") {
+        let p = port(field("sin6_port=")?)?;
+        let a = field("inet_pton(AF_INET6, ")?;
+        syscluster_analysis::descriptors::encode_sockaddr(10, &quoted(a)?, p)
+    } else if family.starts_with("AF_INET") {
+        let p = port(field("sin_port=")?)?;
+        let a = field("sin_addr=inet_addr(")?;
+        syscluster_analysis::descriptors::encode_sockaddr(2, &quoted(a)?, p)
+    } else if family.starts_with("AF_UNIX") {
+        let p = field("sun_path=")?;
+        let path = match p.strip_prefix('@') {
+            Some(rest) => format!("@{}", quoted(rest)?),
+            None => quoted(p)?,
+        };
+        syscluster_analysis::descriptors::encode_sockaddr(1, &path, 0)
+    } else {
+        None
+    }
+}
+
+/// The `int[2]` strace shows as `[3, 4]`, as bytes.
+pub fn fd_pair(s: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(s).ok()?.strip_prefix('[')?.strip_suffix(']')?;
+    let mut it = s.split(',').map(|x| x.trim().parse::<i32>().ok());
+    let (a, b) = (it.next()??, it.next()??);
+    Some([a.to_ne_bytes(), b.to_ne_bytes()].concat())
 }

@@ -84,6 +84,8 @@ struct Importer<'s> {
     threads_alive: FxHashMap<u32, u32>,
     pending: FxHashMap<u32, Pending>,
     path: Vec<u8>,
+    /// The socket address or descriptor pair of the call (`SyscallEvent::addr`).
+    addr: Option<Vec<u8>>,
     scratch: Vec<u8>,
     stats: Imported,
     opts: ImportOptions,
@@ -112,6 +114,7 @@ impl<'s> Importer<'s> {
             threads_alive: FxHashMap::default(),
             pending: FxHashMap::default(),
             path: Vec::new(),
+            addr: None,
             scratch: Vec::new(),
             stats: Imported::default(),
             opts,
@@ -249,6 +252,7 @@ impl<'s> Importer<'s> {
         };
         let name = info.map_or("", |s| s.name);
         let mut has_path = false;
+        self.addr = None;
         if matches!(name, "clone" | "clone3") {
             // strace shows clone's arguments by name, in its own order.
             if let Some(f) = clone_flags(text) {
@@ -258,8 +262,20 @@ impl<'s> Importer<'s> {
         } else {
             let path_arg = info.and_then(|s| s.path_arg());
             let path = &mut self.path;
+            // What tells what a descriptor is, in memory: see SyscallEvent::addr.
+            let addr_arg = match name {
+                "bind" | "connect" => Some((1, args::sockaddr as fn(&[u8]) -> Option<Vec<u8>>)),
+                "pipe" | "pipe2" => Some((0, args::fd_pair as fn(&[u8]) -> Option<Vec<u8>>)),
+                "socketpair" => Some((3, args::fd_pair as fn(&[u8]) -> Option<Vec<u8>>)),
+                _ => None,
+            };
+            let addr = &mut self.addr;
             args::split(text, |i, a| {
                 if i >= 6 {
+                    return;
+                }
+                if let Some((_, parse)) = addr_arg.filter(|&(j, _)| j == i) {
+                    *addr = parse(a);
                     return;
                 }
                 if Some(i) == path_arg && args::string(a, path) {
@@ -278,6 +294,7 @@ impl<'s> Importer<'s> {
         if has_path {
             ev.path = Some(&self.path);
         }
+        ev.addr = self.addr.as_deref();
         // A value strace printed for a pointer argument is the pointee's
         // address only for plain hex; everything else stays unknown.
         if let Some(info) = info {
