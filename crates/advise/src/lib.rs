@@ -47,7 +47,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
     for fd in rules::find_all(&f, cost) {
         let before_ns = rules::Estimate::ns(&fd.saving.before);
         let after_ns = rules::Estimate::ns(&fd.saving.after);
-        let ns = before_ns - after_ns;
+        let mut ns = before_ns - after_ns;
         if ns <= 0.0 {
             notes.push(format!(
                 "{} matched {} but would save nothing here ({:.0} ns before, {:.0} ns after): not recommended",
@@ -66,10 +66,25 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             .map(|p| p.per_call.basis)
             .collect();
         let crossing_ns = fd.saving.crossings_removed as f64 * cost.crossing();
-        let duration = p.meta.duration_ns as f64;
+        // A saving is taken from the run: it can never exceed it.
+        let run = cost.run();
+        let mut assumes = fd.saving.assumes.clone();
+        if ns > run.ns {
+            ns = run.ns;
+            assumes.push_str(&format!(
+                "; capped at the run it is taken from ({})",
+                text::duration(run.ns)
+            ));
+        }
         let saving = Saving {
             ns,
-            share_of_run: if duration > 0.0 { ns / duration } else { 0.0 },
+            share_of_run: if run.ns > 0.0 { ns / run.ns } else { 0.0 },
+            share_of: match (run.untraced, run.tracer.is_some()) {
+                (true, true) => "untraced run, estimated",
+                (false, _) => "traced run",
+                (true, false) => "run",
+            }
+            .into(),
             bound: if fd.saving.upper_bound {
                 "upper_bound"
             } else {
@@ -84,7 +99,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             before_ns,
             after_ns,
             basis: CostModel::describe(&bases),
-            assumes: fd.saving.assumes.clone(),
+            assumes,
         };
         let (before, after) = match &fd.sketch {
             Some((b, a)) => (b.clone(), a.clone()),
@@ -190,10 +205,19 @@ fn profile_notes(p: &Profile, cost: &CostModel) -> Vec<String> {
             if m.backend == "strace" { "imported from strace" } else { "recorded without them" }
         ));
     }
-    if matches!(m.backend.as_str(), "strace" | "ptrace") {
+    let run = cost.run();
+    if run.tracer.is_some() {
+        notes.push(format!("shares are of {}", run.describe()));
+    } else if cost::traced(p) {
         notes.push(format!(
-            "the recorded duration includes the overhead of tracing with {}: the share of an untraced run is larger than the share shown",
-            m.backend
+            "shares are of {}; the recorded duration and kernel times include the overhead of tracing with {}, so the share of an untraced run is larger{}",
+            run.describe(),
+            m.backend,
+            if m.backend == "strace" {
+                ""
+            } else {
+                " (`syscluster calibrate` measures the recorder's cost and takes it out)"
+            }
         ));
     }
     if !m.collected.value_profiles {

@@ -53,7 +53,7 @@ impl Sim {
         ev.enter_ns = self.t;
         ev.callsite = self.site;
         ev.path = path;
-        self.t += 1000;
+        self.t += 10_000;
         self.b.event(&ev);
         self
     }
@@ -137,6 +137,7 @@ fn calibration() -> Calibration {
             cost("openat+close", "file", 0, 2700.0),
         ],
         multicall: None,
+        tracers: Vec::new(),
     }
 }
 
