@@ -371,7 +371,16 @@ impl<'p> Facts<'p> {
                 l.function.clone().unwrap_or_else(|| "?".into())
             )
         };
-        let functions: BTreeSet<String> = sites.iter().map(fname).collect();
+        // Without a function name, a location is its module and offset.
+        let shown = |l: &Location| match &l.function {
+            Some(_) => fname(l),
+            None => format!(
+                "{}+{:#x}",
+                l.module.rsplit('/').next().unwrap_or(&l.module),
+                l.offset
+            ),
+        };
+        let functions: BTreeSet<String> = sites.iter().map(shown).collect();
         let mut gaps = Vec::new();
         let several = functions.len() > 1;
         // Without symbols the offsets say how far apart the calls are, not
@@ -391,7 +400,7 @@ impl<'p> Facts<'p> {
                     a.offset.abs_diff(b.offset),
                     a.module.rsplit('/').next().unwrap_or(&a.module)
                 ));
-            } else if fname(a) != fname(b) {
+            } else if !unnamed && fname(a) != fname(b) {
                 gaps.push(format!("{la} → {lb}: in different functions (inline one into the other to cluster them)"));
             } else if a.offset.abs_diff(b.offset) > ADJACENT_BYTES {
                 gaps.push(format!(
@@ -401,6 +410,7 @@ impl<'p> Facts<'p> {
             }
         }
         let modules: BTreeSet<&str> = sites.iter().map(|l| l.module.as_str()).collect();
+        let several = several && !unnamed;
         let class = if gaps.is_empty() {
             "adjacent"
         } else if unnamed && modules.len() == 1 {
