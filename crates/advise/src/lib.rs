@@ -221,10 +221,17 @@ fn profile_notes(p: &Profile, cost: &CostModel) -> Vec<String> {
         ));
     }
     if !m.collected.value_profiles {
-        notes.push("the profile has no value profiles (aggregate mode): rules that need argument values (looped multi-call, block size, datagram sockets) were not checked".into());
+        notes.push(format!(
+            "the profile has no value profiles ({}): the rules that need argument values were not checked — larger-block (the block size), coalesce-writes (the write sizes), sendmmsg and recvmmsg (datagram sockets), redundant-lseek (offset and whence), clock-vdso (the clocks), multicall and looped-multicall (argument safety: which arguments are constant); {}",
+            if m.mode == "aggregate" { "aggregate mode" } else { "not collected" },
+            rules::EVENTS_WOULD_ADD
+        ));
     }
     if !m.collected.result_matches {
-        notes.push("the profile has no data dependencies (result matches): the copy and send loops could not be recognized".into());
+        notes.push("the profile has no data dependencies (result matches): copy loops are recommended from their edges and counts alone, as candidates to confirm; read → sendto loops (they need the datagram evidence too) are not".into());
+    }
+    if !m.collected.io_patterns && m.total_calls > 0 {
+        notes.push("the profile has no I/O patterns: what each descriptor is (file, socket, device) and files opened again and again (reopen-same-file) are not known".into());
     }
     if m.collected.io_patterns && p.io_patterns.is_empty() && m.total_calls > 0 {
         notes.push("no file was transferred to or from".into());

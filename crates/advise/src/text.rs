@@ -331,7 +331,13 @@ pub fn render(a: &Advice) -> String {
     if a.recommendations.is_empty() {
         let _ = writeln!(
             out,
-            "  none: no pattern in this profile repeats enough to be worth a rewrite"
+            "{}",
+            if a.profile.mode == "aggregate" {
+                "  none that the graph alone shows: aggregate mode has no argument values,
+  data dependencies or code locations (the notes say which rules need what)"
+            } else {
+                "  none: no pattern in this profile repeats enough to be worth a rewrite"
+            }
         );
     }
     for r in &a.recommendations {

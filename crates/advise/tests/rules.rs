@@ -958,3 +958,44 @@ fn fd_value_dependencies_show_the_value_profile_not_an_uncounted_match() {
         m.evidence
     );
 }
+
+/// What aggregate mode keeps of a profile: the graph, counts and times.
+fn as_aggregate(mut p: Profile) -> Profile {
+    p.meta.mode = "aggregate".into();
+    p.meta.collected.value_profiles = false;
+    p.meta.collected.result_matches = false;
+    p.meta.collected.io_patterns = false;
+    p.meta.collected.callsites = false;
+    p.value_profiles.clear();
+    p.io_patterns.clear();
+    for e in &mut p.edges {
+        e.result_matches.clear();
+    }
+    for n in &mut p.nodes {
+        n.callsites.clear();
+        n.key.callsite = None;
+    }
+    p
+}
+
+#[test]
+fn aggregate_profiles_get_the_copy_loop_from_the_graph_and_what_is_missing() {
+    let a = run(&as_aggregate(copy_loop(50_000, true)));
+    let c = rec(&a, "copy-offload");
+    assert_eq!(c.labels, ["read(3)", "write(4)"]);
+    assert!(
+        !c.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { .. })),
+        "no result match was recorded: {:?}",
+        c.evidence
+    );
+    assert!(c.explanation.contains("--mode events"), "{}", c.explanation);
+    assert!(c.how.contains("--mode events"), "{}", c.how);
+    assert!(!c.before.contains("4096"), "the block size is not known: {}", c.before);
+    assert!(
+        a.notes.iter().any(|n| n.contains("larger-block (the block size)") && n.contains("--mode events")),
+        "{:?}",
+        a.notes
+    );
+    // Rules that need values say nothing on a hunch.
+    assert!(!rules(&a).contains("larger-block") && !rules(&a).contains("looped-multicall"));
+}

@@ -291,7 +291,15 @@ pub struct CopyLoop {
     pub write: u32,
     pub weight: u64,
     pub forwarded: f64,
+    /// Whether the profile showed the data dependency (write's count is
+    /// read's result). A profile without result matches (aggregate mode)
+    /// has only the loop's edges and counts: the copy is then a candidate
+    /// to check, not a finding.
+    pub confirmed: bool,
 }
+
+/// What `--mode events` would add to an aggregate-mode finding.
+pub const EVENTS_WOULD_ADD: &str = "`syscluster record --mode events` would add the data dependency (write's count = read's result), the block size, what each descriptor is (file, socket, pipe, device) and the code locations";
 
 impl CopyLoop {
     /// The loop's evidence: its edges both ways, the read's result passed
@@ -303,14 +311,16 @@ impl CopyLoop {
         let mut evidence = vec![
             edge_evidence(f, read, write),
             edge_evidence(f, write, read),
-            Evidence::ResultMatch {
+        ];
+        if self.confirmed {
+            evidence.push(Evidence::ResultMatch {
                 from: f.label(read),
                 to: f.label(write),
                 arg: len_arg.into(),
                 count: (self.forwarded * self.weight as f64).round() as u64,
                 share: self.forwarded,
-            },
-        ];
+            });
+        }
         evidence.extend(extra);
         evidence.extend(value_evidence(f, "read", "count"));
         evidence.extend(super::same_buffer(f, "read", &f.node(write).syscall, buf_arg));
@@ -331,9 +341,12 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
         if a.syscall != "read" || b.syscall != to || e.from == e.to {
             continue;
         }
+        // Without result matches, the loop's edges are all there is.
+        let confirmed = f.p.meta.collected.result_matches;
         let fwd = f.forwarded(e.from, e.to, 2);
         let back = f.weight(e.to, e.from);
-        if fwd < f.opts.dep_share
+        if (confirmed && fwd < f.opts.dep_share)
+            || (!confirmed && e.from == e.to)
             || (back as f64) < 0.8 * e.weight as f64
             || !f.big_enough(e.weight, 2 * e.weight)
         {
@@ -344,6 +357,7 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
             write: e.to,
             weight: e.weight,
             forwarded: fwd,
+            confirmed,
         });
     }
     v
@@ -357,6 +371,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         let w = l.weight;
         let (rn, wn) = (f.node(l.read), f.node(l.write));
+        let bytes_known = l.confirmed || f.io_of(l.read).is_some();
         let total_bytes = match f.io_of(l.read) {
             Some(io) if io.bytes_read > 0 => io.bytes_read,
             _ => {
@@ -396,7 +411,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             basis: Basis::Calibrated,
         };
         let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
-            Some(ns) if mech == "copy_file_range" => (
+            Some(ns) if mech == "copy_file_range" && bytes_known => (
                 vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
                 vec![Part::new(chunks as f64, Priced { ns, basis: Basis::Calibrated }), Part::new(1.0, crossing)],
                 format!("{} copied by {} copy_file_range call(s) plus the last one that returns 0, at the calibrated cost per byte", bytes(total_bytes), chunks),
@@ -410,22 +425,38 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 )
             }
         };
-        out.push(Finding {
-            rule: &COPY_OFFLOAD,
-            nodes: vec![l.read, l.write],
-            vars: vec![("in", fin.clone()), ("out", fout.clone()), ("size", block_now.to_string()), ("call", call)],
-            specifics: format!(
+        let specifics = if l.confirmed {
+            format!(
                 "Here {} → {} ran {} times, {} in all, and write's count was read's result in {} of them.",
                 f.label(l.read),
                 f.label(l.write),
                 count(w),
                 bytes(total_bytes),
                 pct(l.forwarded)
-            ),
+            )
+        } else {
+            format!(
+                "Here {} → {} → {} ran {} times. This profile has only the loop's edges and counts (aggregate mode): check that the write writes what the read returned and that the input is a file (not a device or socket) before rewriting; {}.",
+                f.label(l.read),
+                f.label(l.write),
+                f.label(l.read),
+                count(w),
+                EVENTS_WOULD_ADD
+            )
+        };
+        out.push(Finding {
+            rule: &COPY_OFFLOAD,
+            nodes: vec![l.read, l.write],
+            vars: vec![("in", fin.clone()), ("out", fout.clone()), ("size", if bytes_known { block_now.to_string() } else { "sizeof buf".into() }), ("call", call)],
+            specifics,
             evidence: evidence.clone(),
             saving: Estimate { crossings_removed: (2 * w).saturating_sub(chunks + 1), before, after, upper_bound: false, assumes },
             applicable_here: true,
-            how: format!("by hand (the sketch), or libmulticall's mc_copy(), which uses {mech} where the files allow"),
+            how: if l.confirmed {
+                format!("by hand (the sketch), or libmulticall's mc_copy(), which uses {mech} where the files allow")
+            } else {
+                format!("first confirm the copy with `syscluster record --mode events -- {}`; then by hand (the sketch), or libmulticall's mc_copy()", command(f))
+            },
             mechanism: Some(mech.into()),
             sketch: None,
         });

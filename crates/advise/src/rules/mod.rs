@@ -201,6 +201,7 @@ pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Depend
     format!("r{index} = {}({})", n.syscall, args.join(", "))
 }
 
+pub use io::EVENTS_WOULD_ADD;
 pub use syscluster_model::fmt::{bytes, count};
 
 pub fn pct(x: f64) -> String {
