@@ -108,9 +108,21 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
                 rules::fill(fd.rule.after, &fd.vars),
             ),
         };
+        // The sites that carry the pattern: one-off sites of a node (an
+        // openat node holds every open of the program) are not listed.
         let mut locations = Vec::new();
         for &n in &fd.nodes {
-            locations.extend(f.sites(n));
+            let sites = f.sites(n);
+            let many: Vec<_> = sites
+                .iter()
+                .filter(|s| s.count >= opts.min_repeats)
+                .cloned()
+                .collect();
+            if many.is_empty() {
+                locations.extend(sites.into_iter().take(1));
+            } else {
+                locations.extend(many);
+            }
         }
         recs.push(Recommendation {
             rank: 0,

@@ -999,3 +999,66 @@ fn aggregate_profiles_get_the_copy_loop_from_the_graph_and_what_is_missing() {
     // Rules that need values say nothing on a hunch.
     assert!(!rules(&a).contains("larger-block") && !rules(&a).contains("looped-multicall"));
 }
+
+#[test]
+fn a_server_sending_file_blocks_gets_sendfile() {
+    // pread64 of a file → writev on a connection, as a web server does.
+    let mut s = Sim::new();
+    s.at(0x1010).call("socket", &[2, SOCK_STREAM, 0], 4);
+    s.at(0x1020).open("/srv/www/big.iso", 5);
+    for i in 0..2000 {
+        s.at(0x1100).call("pread64", &[5, 0x5000, 16384, i * 16384], 16384);
+        s.at(0x1110).call("writev", &[4, 0x6000, 2], 16384 + 200);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "sendfile");
+    assert_eq!(r.labels, ["pread64(5)", "writev(4)"]);
+    assert!(r.after.contains("sendfile(4, 5, &off, 16384)"), "{}", r.after);
+    assert!(r.before.contains("pread(5, buf, 16384, offset)"), "{}", r.before);
+    assert!(r.saving.ns > 0.0 && r.saving.crossings_removed == 0);
+    assert!(r.explanation.contains("does not look at or change the bytes"));
+}
+
+#[test]
+fn no_keep_open_for_a_journal_written_and_unlinked_between_opens() {
+    let mut s = Sim::new();
+    for _ in 0..100 {
+        s.at(0x1010).open("/db/test.db-journal", 3);
+        s.at(0x1020).call("write", &[3, 0x5000, 512], 512);
+        s.at(0x1030).call("close", &[3], 0);
+        s.at(0x1040).call_path("unlink", &[0], 0, Some(b"/db/test.db-journal"));
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
+    // Read only, but unlinked between the opens.
+    let mut s = Sim::new();
+    for _ in 0..100 {
+        s.at(0x1010).open("/run/app.pid", 3);
+        s.at(0x1020).call("read", &[3, 0x5000, 64], 6);
+        s.at(0x1030).call("close", &[3], 0);
+        s.at(0x1040).call_path("unlink", &[0], 0, Some(b"/run/app.pid"));
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
+}
+
+#[test]
+fn keep_open_names_only_the_sites_that_opened_the_file() {
+    let mut s = Sim::new();
+    // One-off opens elsewhere in the program.
+    for (i, p) in ["/etc/a", "/etc/b", "/etc/c"].iter().enumerate() {
+        s.at(0x1800 + 16 * i as u64).open(p, 6);
+        s.at(0x1900).call("close", &[6], 0);
+    }
+    for _ in 0..100 {
+        s.at(0x1010).open("/etc/app.conf", 3);
+        s.at(0x1020).call("read", &[3, 0x5000, 4096], 64);
+        s.at(0x1030).call("close", &[3], 0);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "reopen-same-file");
+    let open_sites: Vec<_> = r.locations.iter().filter(|l| l.syscall == "openat").collect();
+    assert_eq!(open_sites.len(), 1, "{:?}", r.locations);
+    assert_eq!(open_sites[0].count, 100);
+    assert!(r.explanation.contains("never written"), "{}", r.explanation);
+}

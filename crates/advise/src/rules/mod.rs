@@ -38,6 +38,7 @@ pub fn catalogue() -> Vec<&'static Rule> {
         &io::COALESCE,
         &io::COPY_OFFLOAD,
         &io::LARGER_BLOCK,
+        &io::SENDFILE,
         &net::SENDMMSG,
         &net::RECVMMSG,
         &clock::SELECT_CLOCK,
