@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole loop on the bundled copy program of seed 000:
-#   record -> report -> advise -> apply the top recommendation -> stat before and after
+#   record -> report -> advise -> apply the top recommendation (syscluster cc)
+#   -> stat before and after
 # Run by `make demo` after the build; BIN and DEMO come from the Makefile.
 set -euo pipefail
 BIN=${BIN:-target/release/syscluster}
@@ -22,15 +23,23 @@ step "advise (measures this machine first if it has no calibration yet)"
 sed -n '/^#1 /,/^#2 /p' "$DEMO/advice.txt" | sed '$d'
 echo "(all of it: $DEMO/advice.txt; the page: $DEMO/advice.html; the plan: $DEMO/plan.json)"
 
-# The top recommendation, applied: the corpus holds the copy program
-# rewritten as each rule says.
+# The top recommendation, applied: a copy loop by the compiler plugin
+# (syscluster cc rebuilds copy.c from the plan, its remarks shown); a
+# larger block by the corpus's rewritten copy program.
 top=$("$BIN" advise -q "$DEMO/copy.json" --format json | grep -m1 '"rule":' | sed 's/.*"rule": "\([^"]*\)".*/\1/')
 case "$top" in
-  copy-offload) after=("$CORPUS/copy_cfr" "$DEMO/input" "$DEMO/output2") ;;
-  larger-block) after=("$CORPUS/copy_block" "$DEMO/input" "$DEMO/output2" 131072) ;;
+  copy-offload|looped-multicall)
+    step "apply #1 ($top) with the compiler: syscluster cc --plan $DEMO/plan.json -O2 -g tests/corpus/copy.c"
+    "$BIN" cc --plan "$DEMO/plan.json" -O2 -g tests/corpus/copy.c -o "$DEMO/copy_sc" \
+      -Rpass=syscluster -Rpass-missed=syscluster 2> "$DEMO/remarks.txt"
+    grep 'remark:' "$DEMO/remarks.txt" | grep -v 'is not a clusterable region: dominance' | sed 's/^[^ ]*tests\/corpus\///'
+    echo "(all remarks: $DEMO/remarks.txt)"
+    after=("$DEMO/copy_sc" "$DEMO/input" "$DEMO/output2") ;;
+  larger-block)
+    after=("$CORPUS/copy_block" "$DEMO/input" "$DEMO/output2" 131072)
+    step "apply #1 ($top): ${after[*]}" ;;
   *) echo "demo: the top recommendation is $top, which the demo has no rewrite for" >&2; exit 1 ;;
 esac
-step "apply #1 ($top): ${after[*]}"
 "${after[@]}"
 cmp "$DEMO/input" "$DEMO/output2" && echo "same bytes as the original"
 

@@ -10,11 +10,13 @@
 set -euo pipefail
 
 # Build: clang compiles the BPF programs, libelf and zlib are needed by the
-# vendored libbpf, liburing by libmulticall.
-BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev)
+# vendored libbpf, liburing by libmulticall; LLVM 19 (headers, llvm-config-19)
+# and clang-19 build and run the compiler plugin (llvm/, `syscluster cc`).
+BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev clang-19)
 # Tests: real programs to trace and compare with; libc's debug info (the
 # symbolizer's separate-debug-file test).
-TEST=(strace coreutils python3 graphviz libc6-dbg)
+# llvm-19-tools: FileCheck and lit (/usr/lib/llvm-19/build/utils/lit) for llvm/test.
+TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools)
 # Benchmarks: the tools a user would pick instead.
 BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
 BROWSER=(chromium)

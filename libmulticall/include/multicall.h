@@ -16,7 +16,9 @@
 #ifndef MULTICALL_H
 #define MULTICALL_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/syscall.h>
 #include <sys/select.h>
@@ -28,10 +30,22 @@ extern "C" {
 #endif
 
 #define MC_VERSION_MAJOR 1
-#define MC_VERSION_MINOR 0
+#define MC_VERSION_MINOR 1
 
 /* The most calls one mc_run or one loop body may hold (also IOV_MAX). */
 #define MC_MAX_CALLS 1024
+
+/*
+ * The binary interface of struct mc_call, struct mc_loop and their rules,
+ * which the kernel module (/dev/multicall) copies: version 1.  A reference
+ * is 8 bits (k + 1 names call k), so it can name calls 0 to MC_MAX_REF
+ * only; mc_set_ref refuses a later one.  A device is the module when it
+ * answers the ioctl MC_IOC_VERSION with MC_ABI_VERSION.
+ */
+#define MC_ABI_VERSION 1
+#define MC_MAX_REF 254
+#define MC_KMOD_DEVICE "/dev/multicall"
+#define MC_IOC_VERSION _IO('M', 0)
 
 struct mc_call {
 	long nr;              /* syscall number (SYS_write, ...) */
@@ -47,6 +61,8 @@ struct mc_call {
 			      * its full length (value profile); lets io_uring keep
 			      * a call that uses its result inside one link */
 #define MC_CALL_FLAGS (MC_CHECK | MC_PREDICT)
+#define MC_BAD_REF (1u << 31) /* set by mc_set_ref on a reference the ABI cannot
+			       * hold: mc_run refuses the call (-EINVAL) */
 
 /* Backends, for mc_ctx_new and mc_ctx_init. */
 #define MC_BACKEND_AUTO   0u /* per run of calls, the fastest correct choice (calibrated) */
@@ -267,10 +283,17 @@ static inline void mc_prep_openat(struct mc_call *c, int dfd, const char *path, 
 	mc_prep_syscall(c, SYS_openat, dfd, (long)path, flags, (long)mode, 0, 0);
 }
 
-/* args[arg] of c takes the result of call number call (earlier in the array). */
-static inline void mc_set_ref(struct mc_call *c, unsigned arg, unsigned call)
+/* args[arg] of c takes the result of call number call (earlier in the array).
+ * Returns 0, or -EINVAL when arg > 5 or call > MC_MAX_REF: the call is then
+ * marked MC_BAD_REF, so that mc_run refuses it rather than run a literal. */
+static inline int mc_set_ref(struct mc_call *c, unsigned arg, unsigned call)
 {
+	if (arg >= 6 || call > MC_MAX_REF) {
+		c->flags |= MC_BAD_REF;
+		return -EINVAL;
+	}
 	c->ref[arg] = (unsigned char)(call + 1);
+	return 0;
 }
 
 static inline void mc_set_check(struct mc_call *c)

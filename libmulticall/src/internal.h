@@ -14,6 +14,7 @@
 
 #include "multicall.h"
 #include "syscall.h"
+#include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
 #define __mc_hidden __attribute__((visibility("hidden")))
 #define __mc_likely(x) __builtin_expect(!!(x), 1)
@@ -189,7 +190,10 @@ static inline long __mc_exec_one(struct mc_ctx *ctx, struct mc_call *c, unsigned
 }
 
 /* Calls after which cached descriptor classes may be wrong. */
-__mc_hidden int __mc_changes_fds(long nr);
+static inline int __mc_changes_fds(long nr)
+{
+	return !scl_keeps_fds(nr);
+}
 
 /* Classification. */
 __mc_hidden struct __mc_fdinfo __mc_classify(struct mc_ctx *ctx, int fd, int want_flags);

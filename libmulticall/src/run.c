@@ -7,30 +7,6 @@
 
 #include <limits.h>
 
-/* Calls a multi-call must not hold: they do not return to the caller, or
- * return twice, or replace the process. */
-static int forbidden(long nr)
-{
-	switch (nr) {
-	case SYS_clone:
-	case SYS_clone3:
-#ifdef SYS_fork
-	case SYS_fork:
-#endif
-#ifdef SYS_vfork
-	case SYS_vfork:
-#endif
-	case SYS_execve:
-	case SYS_execveat:
-	case SYS_exit:
-	case SYS_exit_group:
-	case SYS_rt_sigreturn:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int predictable(long nr)
 {
 	return nr == SYS_read || nr == SYS_write || nr == SYS_pread64 || nr == SYS_pwrite64;
@@ -47,7 +23,7 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 	for (i = 0; i < n; i++) {
 		if (c[i].flags & ~MC_CALL_FLAGS)
 			return -EINVAL;
-		if (forbidden(c[i].nr))
+		if (scl_multicall_refused(c[i].nr, c[i].args, c[i].ref))
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;

@@ -45,6 +45,38 @@ void t_skip(const char *fmt, ...)
 	exit(T_EXIT_SKIP);
 }
 
+static int t_required(const char *cap)
+{
+	const char *req = getenv("SYSCLUSTER_REQUIRE"), *ci = getenv("CI");
+	size_t n = strlen(cap);
+
+	if (ci && !strcmp(ci, "true"))
+		return 1;
+	while (req && *req) {
+		const char *end = strchr(req, ',');
+		size_t len = end ? (size_t)(end - req) : strlen(req);
+
+		if (len == n && !strncmp(req, cap, n))
+			return 1;
+		req = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+void t_need(const char *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int req = t_required(cap);
+
+	printf(req ? "FAIL %s required: " : "SKIP ", cap);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	exit(req ? T_EXIT_FAIL : T_EXIT_SKIP);
+}
+
 int t_finish(void)
 {
 	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;

@@ -43,6 +43,10 @@ void t_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 		}                                                                  \
 	} while (0)
 int t_finish(void);
+/* A capability the test needs is missing: skip (77), or fail when CI
+ * requires it (cap listed in SYSCLUSTER_REQUIRE, comma-separated, or
+ * CI=true, where every capability is required). */
+void t_need(const char *cap, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /* Backends compared with direct (direct itself first). */
 extern const unsigned t_backends[];

@@ -156,9 +156,147 @@ static void clear_pending(struct sc_slot *s)
     atomic_fetch_and(&G.pending, ~(1ULL << i));
 }
 
+/* ---- bytes kept after a failed flush ----------------------------------- */
+
+static _Atomic int n_held; /* slots holding bytes a failed flush could not write */
+/* Per slot: the errno of the failed flush whose unwritten bytes the slot
+ * keeps (0: none).  Outside struct sc_slot: a bigger slot costs ~2 % on
+ * 8-byte writes (measured). */
+static int held_err[SC_NSLOTS];
+#define HELD(s) held_err[(s) - G.slots]
+
+/* Free space on the filesystem of the last buffer started (near_full). */
+static _Atomic uint64_t room_dev;
+static _Atomic int64_t room;
+static _Atomic unsigned room_uses;
+
+/* A flush of s failed with err after `done` bytes: the slot keeps the rest
+ * (held) instead of dropping them, takes no new bytes, and is not written
+ * out again until the program writes to the file again (retry_held).  The
+ * slot lock is held. */
+static void keep(struct sc_slot *s, size_t done, int err)
+{
+    size_t rest = s->len - done;
+    s->len = 0; /* killed just here: those bytes were failing anyway */
+    atomic_store(&s->flushing, 0);
+    memmove(s->buf, s->buf + done, rest);
+    s->len = rest;
+    if (!HELD(s)) {
+        atomic_fetch_add(&n_held, 1);
+        atomic_fetch_add(&G.attn, 1); /* every wrapper looks: the next write retries them */
+    }
+    HELD(s) = err;
+    clear_pending(s);
+}
+
+static void unhold(struct sc_slot *s)
+{
+    if (!HELD(s))
+        return;
+    HELD(s) = 0;
+    atomic_fetch_sub(&n_held, 1);
+    atomic_fetch_sub(&G.attn, 1);
+}
+
+/* Writes s's bytes from `done` on through its fd: 0 when all are out, else
+ * the errno, and they are held from where the write stopped. */
+static int write_rest(struct sc_slot *s, size_t done)
+{
+    while (done < s->len) {
+        long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
+        if (r > 0)
+            done += (size_t)r;
+        else if (r != -EINTR) {
+            keep(s, done, r == 0 ? EIO : (int)-r);
+            return HELD(s);
+        }
+    }
+    return 0;
+}
+
+/* Writes the held bytes of s (slot lock held): 0 when all are out, else
+ * the errno, and the rest stays held. */
+static int write_held(struct sc_slot *s)
+{
+    int64_t pos = flush_position(s);
+    if (pos < 0)
+        return (int)-pos;
+    s->flush_pos = pos;
+    atomic_store(&s->flushing, 1);
+    int err = write_rest(s, 0);
+    if (err)
+        return err;
+    s->len = 0;
+    atomic_store(&s->flushing, 0);
+    unhold(s);
+    return 0;
+}
+
+static int fd_inode(int fd, uint64_t *dev, uint64_t *ino);
+
+/* Before a write through any fd of a file whose slot holds bytes: they go
+ * out first, in order.  Returns 0, or the errno the write must fail with
+ * (without writing): the failure is reported there, once. */
+static int retry_held(int fd)
+{
+    uint64_t dev, ino;
+    if (sc_likely(atomic_load_explicit(&n_held, memory_order_relaxed) == 0) || !fd_inode(fd, &dev, &ino))
+        return 0;
+    int err = 0;
+    for (unsigned i = 0; i < SC_NSLOTS && !err; i++) {
+        struct sc_slot *s = &G.slots[i];
+        if (!HELD(s) || s->dev != dev || s->ino != ino)
+            continue;
+        sc_slot_lock(s);
+        if (HELD(s) && s->fd >= 0 && s->dev == dev && s->ino == ino && (err = write_held(s)) != 0)
+            sc_take_err(s->fd); /* reported by this call */
+        sc_slot_unlock(s);
+    }
+    return err;
+}
+
+/* Held bytes that will never be retried (closed, replaced, exit): dropped,
+ * said once.  The slot lock is held. */
+static void drop_held(struct sc_slot *s, const char *why)
+{
+    if (!HELD(s))
+        return;
+    s->n_lost += s->len;
+    if (s->len)
+        sc_report("lost", "%zu bytes written to fd %d after a write to it failed (%s) were not written: %s", s->len,
+                  s->fd, strerror(HELD(s)), why);
+    s->len = 0;
+    unhold(s);
+}
+
+/* The process ends or execs: held bytes can no longer be retried. */
+void sc_drop_held(const char *why)
+{
+    if (sc_likely(atomic_load(&n_held) == 0))
+        return;
+    sc_enter();
+    for (unsigned i = 0; i < SC_NSLOTS && atomic_load(&n_held); i++) {
+        sc_slot_lock(&G.slots[i]);
+        drop_held(&G.slots[i], why);
+        sc_slot_unlock(&G.slots[i]);
+    }
+    sc_leave();
+}
+
+/* In a fork child: the bytes belong to the parent, which retries them. */
+void sc_forget_held(void)
+{
+    for (unsigned i = 0; i < SC_NSLOTS && atomic_load(&n_held); i++)
+        if (held_err[i]) {
+            G.slots[i].len = 0;
+            unhold(&G.slots[i]);
+        }
+}
+
 /* Writes out a slot's bytes at the description's current offset (the
  * kernel appends for O_APPEND).  The slot lock is held.  A failure is kept
- * on the fd and reported by the next call that can report it. */
+ * on the fd and reported by the next call that can report it; the bytes
+ * not written stay in the slot, held (see keep). */
 void sc_flush_locked(struct sc_slot *s)
 {
     if (s->vpos_set) {
@@ -168,7 +306,7 @@ void sc_flush_locked(struct sc_slot *s)
         if (s->len == 0)
             clear_pending(s);
     }
-    if (s->len == 0)
+    if (s->len == 0 || HELD(s))
         return;
     int err = 0;
     size_t done = 0;
@@ -189,6 +327,12 @@ void sc_flush_locked(struct sc_slot *s)
                 break;
             }
         }
+    }
+    if (err && pos >= 0) {
+        s->n_flushes++;
+        set_err(s->fd, err);
+        keep(s, done, err);
+        return;
     }
     if (err) {
         s->n_lost += s->len - done;
@@ -284,6 +428,7 @@ void sc_forget(int fd)
     e->small = 0;
     e->gen = 0;
     e->seekable = 0;
+    e->shares = 0;
 }
 
 void sc_forget_range(unsigned lo, unsigned hi)
@@ -305,6 +450,11 @@ static void unbind_slot(int fd, struct sc_fdent *e)
     sc_slot_lock(s);
     if (s->fd == fd && s->gen == e->gen) {
         sc_flush_locked(s);
+        int err = HELD(s) ? write_held(s) : 0;
+        if (err) {
+            set_err(fd, err); /* close reports it */
+            drop_held(s, "the fd was closed");
+        }
         s->fd = -1;
         s->gen++;
     }
@@ -336,9 +486,27 @@ void sc_unbind(int fd)
         return;
     sc_enter();
     unbind_slot(fd, e);
+    /* The flags belong to the open file description, which the fd bound to
+     * the file's slot may share with this one (a dup, 2>&1): write that
+     * slot out and release it too, so that it learns the new flags. */
+    uint64_t dev, ino;
+    if (fd_inode(fd, &dev, &ino))
+        for (unsigned i = 0; i < SC_NSLOTS; i++) {
+            struct sc_slot *s = &G.slots[i];
+            if (s->fd < 0 || s->dev != dev || s->ino != ino)
+                continue;
+            sc_slot_lock(s);
+            if (s->fd >= 0 && s->dev == dev && s->ino == ino && !HELD(s)) {
+                sc_flush_locked(s);
+                s->fd = -1;
+                s->gen++;
+            }
+            sc_slot_unlock(s);
+        }
     e->kind = SC_FD_UNKNOWN;
     e->gen = 0;
     e->small = 0;
+    e->shares = 0;
     sc_leave();
 }
 
@@ -390,6 +558,8 @@ int sc_observe(int fd, int take_err)
     sc_enter();
     if (take_err)
         err = sc_take_err(fd);
+    if (take_err == 1 && !err)
+        err = retry_held(fd); /* a call that writes data: held bytes go first */
     if (atomic_load(&G.pending)) {
         uint64_t dev, ino;
         if (fd_inode(fd, &dev, &ino))
@@ -412,6 +582,7 @@ void sc_after_open(int fd)
             struct sc_slot *s = &G.slots[e->slot];
             sc_slot_lock(s);
             if (s->fd == fd && s->gen == e->gen) {
+                unhold(s);
                 s->n_lost += s->len;
                 if (s->len)
                     sc_report("lost", "fd %d was closed by a call the runtime cannot see while it held %zu deferred bytes",
@@ -476,7 +647,7 @@ void sc_note_mapped(uint64_t dev, uint64_t ino)
         if (s->fd < 0 || (!G.map_overflow && (s->dev != dev || s->ino != ino)))
             continue;
         sc_slot_lock(s);
-        if (s->fd >= 0) {
+        if (s->fd >= 0 && !HELD(s)) {
             sc_flush_locked(s);
             struct sc_fdent *e = sc_fdent(s->fd);
             if (e)
@@ -540,8 +711,48 @@ static void classify(int fd, struct sc_fdent *e)
                   (ok || (sc_sys2(SYS_fstatfs, fd, (long)&sf) == 0 && fs_ok(sf.f_type)));
 }
 
-/* Binds a slot to fd (the fd's file must have no other slot), flushing
- * whatever the slot held.  Returns the slot or NULL. */
+/* kcmp(KCMP_FILE): 1 when fds a and b are one open file description, 0
+ * when not or when the kernel cannot say (then the caller writes the slot
+ * out between the two fds: correct, only fewer writes coalesced). */
+static int no_kcmp; /* kcmp refused (ENOSYS, EPERM) or SYSCLUSTER_TEST_NO_KCMP */
+
+static int same_description(int a, int b)
+{
+    if (no_kcmp)
+        return 0;
+    long r = sc_sys5(SYS_kcmp, G.pid, G.pid, 0 /* KCMP_FILE */, a, b);
+    if (r < 0 && r != -EBADF)
+        no_kcmp = 1;
+    return r == 0;
+}
+
+/* Is fd bound to slot s: its owner, or a fd of the owner's open file
+ * description writing into the same buffer?  (The slot lock is held.) */
+static int attached(struct sc_slot *s, int fd, struct sc_fdent *e)
+{
+    return s->gen == e->gen && s->fd >= 0 && (s->fd == fd || e->shares);
+}
+
+/* bind_slot's end: fd's entry names slot s (locked, as is bind_lock). */
+static struct sc_slot *bound(struct sc_fdent *e, struct sc_slot *s, const struct stat *st, int shares)
+{
+    e->slot = (uint8_t)(s - G.slots);
+    e->gen = s->gen;
+    e->shares = (uint8_t)shares;
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->has_inode = 1;
+    sc_slot_unlock(s);
+    sc_spin_unlock(&G.bind_lock);
+    return s;
+}
+
+/* Binds a slot to fd.  A file has at most one slot: if another fd holds
+ * the file's slot, fd joins it when the two are one open file description
+ * (a dup, `prog > log 2>&1`: the same offset, so the bytes of both can go
+ * out in one write, in order); else the slot's bytes are written out
+ * through the fd that deferred them (at its offset) and fd takes it over.
+ * Returns the slot or NULL. */
 static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
 {
     struct stat st;
@@ -566,15 +777,31 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
             break;
         }
     }
+    if (s && s->fd != fd) {
+        sc_slot_lock(s);
+        if (s->fd >= 0 && s->dev == st.st_dev && s->ino == st.st_ino && same_description(fd, s->fd))
+            return bound(e, s, &st, 1);
+        sc_slot_unlock(s);
+    }
     if (!s)
         for (unsigned i = 0; i < SC_NSLOTS; i++)
             if (G.slots[i].fd < 0) {
                 s = &G.slots[i];
                 break;
             }
-    if (!s)
+    for (unsigned n = 0; !s && n < SC_NSLOTS; n++) {
         s = &G.slots[G.evict_next++ % SC_NSLOTS];
-    sc_slot_lock(s);
+        if (HELD(s)) /* its bytes wait for the program's retry */
+            s = NULL;
+    }
+    if (s)
+        sc_slot_lock(s);
+    if (!s || HELD(s)) {
+        if (s)
+            sc_slot_unlock(s);
+        sc_spin_unlock(&G.bind_lock);
+        return NULL;
+    }
     sc_flush_locked(s);
     if (!s->buf) {
         void *b = (void *)sc_sys6(SYS_mmap, 0, (long)G.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -592,14 +819,7 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     s->ino = st.st_ino;
     s->append = (fl & O_APPEND) != 0;
     s->gen++;
-    e->slot = (uint8_t)(s - G.slots);
-    e->gen = s->gen;
-    e->dev = st.st_dev;
-    e->ino = st.st_ino;
-    e->has_inode = 1;
-    sc_slot_unlock(s);
-    sc_spin_unlock(&G.bind_lock);
-    return s;
+    return bound(e, s, &st, 0);
 }
 
 /* Every 64th deferred write: has the guardian stopped beating while
@@ -631,15 +851,45 @@ static void wake_guardian(void)
 static long direct(int fd, const struct iovec *iov, int iovcnt)
 {
     atomic_fetch_add_explicit(&G.c_direct, 1, memory_order_relaxed);
+    if (sc_unlikely(atomic_load_explicit(&n_held, memory_order_relaxed))) {
+        int err = retry_held(fd); /* the file's held bytes go first */
+        if (err)
+            return -err;
+    }
     if (atomic_load(&G.pending)) {
         sc_enter();
         sc_flush_all();
         sc_leave();
     }
-    (void)fd;
     (void)iov;
     (void)iovcnt;
     return SC_DIRECT;
+}
+
+/* Is fd's filesystem too full to start a buffer?  A buffer acknowledges
+ * up to cap bytes before it is written; with less than twice that free
+ * for it and for every other buffer pending (block rounding, metadata),
+ * a flush could fail where the plain write would not have. */
+static int near_full(int fd, uint64_t dev)
+{
+    int64_t need = 2 * (int64_t)G.cap * (1 + __builtin_popcountll(atomic_load(&G.pending)));
+    /* Far from full, the last answer, less what was written since, will
+     * do for a while: fstatfs once per 16 buffers there, once per buffer
+     * within 64 buffers of full (a cost of ~0.5 % on 8-byte writes). */
+    if (atomic_load_explicit(&room_dev, memory_order_relaxed) == dev &&
+        atomic_load_explicit(&room, memory_order_relaxed) > 64 * need &&
+        (atomic_fetch_add_explicit(&room_uses, 1, memory_order_relaxed) & 15) != 15) {
+        atomic_fetch_sub_explicit(&room, (int64_t)G.cap, memory_order_relaxed);
+        return 0;
+    }
+    struct statfs sf;
+    if (sc_sys2(SYS_fstatfs, fd, (long)&sf) < 0)
+        return 0;
+    int64_t unit = sf.f_frsize ? (int64_t)sf.f_frsize : (int64_t)sf.f_bsize;
+    int64_t free = (int64_t)sf.f_bavail * unit;
+    atomic_store_explicit(&room_dev, dev, memory_order_relaxed);
+    atomic_store_explicit(&room, free - (int64_t)G.cap, memory_order_relaxed);
+    return free < need;
 }
 
 /* One crossing for the slot's bytes and this write (fusion): writev of
@@ -673,31 +923,20 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
         return user > 0 ? user : SC_DIRECT; /* 0: let the kernel say why */
     }
     if (r < 0) {
-        /* The deferred part failed: this write is the next call. */
-        s->n_lost += s->len;
-        s->len = 0;
-        atomic_store(&s->flushing, 0);
-        clear_pending(s);
+        /* The deferred part failed: this write is the next call, and
+         * fails with it; the bytes stay, held, for its retry. */
+        keep(s, 0, (int)-r);
         return r;
     }
     /* Part of the deferred bytes went out: finish them (the buffer stays
      * untouched while flushing is set, for the guardian's recovery). */
-    size_t done = (size_t)r;
-    int err = 0;
-    while (done < s->len) {
-        long w = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
-        if (w > 0)
-            done += (size_t)w;
-        else if (w != -EINTR) {
-            err = w == 0 ? EIO : (int)-w;
-            break;
-        }
-    }
-    s->n_lost += s->len - done;
+    int err = write_rest(s, (size_t)r);
+    if (err)
+        return -err;
     s->len = 0;
     atomic_store(&s->flushing, 0);
     clear_pending(s);
-    return err ? -err : SC_DIRECT;
+    return SC_DIRECT;
 }
 
 /* The heart of write/writev: defers a short write to a regular file, or
@@ -718,11 +957,22 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
     if (e->kind != SC_FD_COAL || total == 0)
         return direct(fd, iov, iovcnt);
     if (total >= threshold) {
-        /* Large (or not from a site that defers): write out the others,
-         * fuse with our own pending bytes. */
+        /* Large (or not from a site that defers): everything pending goes
+         * out first -- the other files', and this file's slot through the
+         * fd that deferred its bytes -- or, when fd is bound to its file's
+         * slot, fused with this write. */
+        if (sc_unlikely(atomic_load_explicit(&n_held, memory_order_relaxed))) {
+            int err = retry_held(fd);
+            if (err)
+                return -err;
+        }
+        atomic_fetch_sub_explicit(&room, (int64_t)total, memory_order_relaxed);
+        struct sc_slot *own = e->gen ? &G.slots[e->slot] : NULL;
         uint64_t others = atomic_load(&G.pending);
-        if (e->gen)
+        if (own && own->gen == e->gen && (own->fd == fd || e->shares))
             others &= ~(1ULL << e->slot);
+        else
+            own = NULL;
         if (others) {
             for (unsigned i = 0; i < SC_NSLOTS; i++)
                 if (others & (1ULL << i)) {
@@ -731,16 +981,18 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
                     sc_slot_unlock(&G.slots[i]);
                 }
         }
-        if (!e->gen)
+        if (!own)
             return SC_DIRECT;
-        struct sc_slot *s = &G.slots[e->slot];
+        struct sc_slot *s = own;
         long r = SC_DIRECT;
         sc_slot_lock(s);
-        if (s->fd == fd && s->gen == e->gen) {
+        if (attached(s, fd, e)) {
             if (s->vpos_set)
                 sc_flush_locked(s); /* the write goes where the reads left the offset */
             if (s->len)
                 r = fused(s, iov, iovcnt);
+        } else {
+            sc_flush_locked(s); /* rebound since: whoever holds it now goes first */
         }
         sc_slot_unlock(s);
         atomic_fetch_add_explicit(&G.c_direct, 1, memory_order_relaxed);
@@ -753,6 +1005,11 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
     for (int attempt = 0; attempt < 3; attempt++) {
         struct sc_slot *s;
         if (!e->gen) {
+            if (sc_unlikely(atomic_load_explicit(&n_held, memory_order_relaxed))) {
+                int err = retry_held(fd); /* before taking the file's slot over */
+                if (err)
+                    return -err;
+            }
             s = bind_slot(fd, e);
             if (!s)
                 return direct(fd, iov, iovcnt);
@@ -760,9 +1017,17 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
             s = &G.slots[e->slot];
         }
         sc_slot_lock(s);
-        if (s->fd != fd || s->gen != e->gen) {
+        if (!attached(s, fd, e)) {
             sc_slot_unlock(s);
             e->gen = 0; /* evicted or replaced: bind again */
+            e->shares = 0;
+            continue;
+        }
+        if (sc_unlikely(HELD(s))) {
+            sc_slot_unlock(s);
+            int err = retry_held(fd);
+            if (err)
+                return -err;
             continue;
         }
         if (sc_mode() != SC_ACTIVE) {
@@ -782,12 +1047,24 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
                 continue;
             }
             struct stat st;
-            if (sc_sys2(SYS_fstat, fd, (long)&st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino) {
-                s->fd = -1;
-                s->gen++;
+            if (sc_sys2(SYS_fstat, fd, (long)&st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
+                (s->fd != fd && !same_description(fd, s->fd))) {
+                if (s->fd == fd) {
+                    s->fd = -1;
+                    s->gen++;
+                }
                 sc_slot_unlock(s);
                 e->kind = SC_FD_UNKNOWN;
                 e->has_inode = 0;
+                e->gen = 0;
+                e->shares = 0;
+                return direct(fd, iov, iovcnt);
+            }
+            if (near_full(fd, s->dev)) {
+                /* Too little room to acknowledge a buffer: write through,
+                 * so that a full disk fails the write that fails plain. */
+                sc_slot_unlock(s);
+                e->small = 0;
                 return direct(fd, iov, iovcnt);
             }
         }
@@ -1012,6 +1289,7 @@ static void atfork_child(void)
         atomic_store(&G.slots[i].owner, 0);
     }
     atomic_store(&G.bind_lock, 0);
+    sc_forget_held();
     sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours */
     sc_plan_forked();
     sc_leave();
@@ -1025,6 +1303,7 @@ void sc_process_end(void)
     if (m == SC_ACTIVE)
         sc_quiesce(SC_WT);
     sc_guardian_stop();
+    sc_drop_held("the program did not write to the file again");
     if (sc_attn() & SC_ERRS) {
         size_t top = atomic_load(&G.fd_hi);
         for (size_t fd = 0; fd < top; fd++)
@@ -1042,6 +1321,7 @@ __attribute__((constructor(101))) static void sc_init(void)
     G.verbose = (int)env_size("SYSCLUSTER_VERBOSE", 0);
     G.flush_ms = (int)env_size("SYSCLUSTER_FLUSH_MS", 5);
     G.testing_no_guardian = (int)env_size("SYSCLUSTER_TEST_NO_GUARDIAN", 0);
+    no_kcmp = (int)env_size("SYSCLUSTER_TEST_NO_KCMP", 0);
     if (G.flush_ms < 1)
         G.flush_ms = 1;
     const char *rep = getenv("SYSCLUSTER_REPORT");

@@ -70,6 +70,7 @@ struct sc_fdent {
     uint8_t small;     /* short writes seen while warming up */
     uint8_t has_inode; /* dev/ino below are valid */
     uint8_t seekable;  /* a regular file on a plain filesystem, not O_PATH (classified) */
+    uint8_t shares;    /* bound to the slot of another fd of the same open file description */
     int err;           /* a deferred write's error, to report (errno) */
     uint32_t gen;      /* slot gen when bound */
     uint64_t dev, ino;
@@ -194,6 +195,8 @@ static inline void sc_publish(void)
 }
 void sc_quiesce(int mode) SC_HIDDEN;
 int sc_observe(int fd, int take_err) SC_HIDDEN;
+void sc_forget_held(void) SC_HIDDEN;
+void sc_drop_held(const char *why) SC_HIDDEN;
 int sc_take_err(int fd) SC_HIDDEN;
 void sc_forget(int fd) SC_HIDDEN;
 void sc_forget_range(unsigned lo, unsigned hi) SC_HIDDEN;

@@ -46,11 +46,14 @@ ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
     } while (0)
 
 /* Before a call that writes: report a deferred write's error (the call
- * fails with it), then write out everything pending. */
-#define WRITELIKE(fd)                                                                                   \
+ * fails with it), write bytes held after a failed flush of the file (k 1:
+ * the call writes data; not before ftruncate/fallocate, k 2, which may be
+ * how the program frees space), then write out everything pending. */
+#define WRITELIKE(fd) WRITELIKE_K(fd, 1)
+#define WRITELIKE_K(fd, k)                                                                              \
     do {                                                                                                \
         if (sc_unlikely(sc_busy()) && sc_live()) {                                                      \
-            int e_ = sc_observe((fd), 1);                                                               \
+            int e_ = sc_observe((fd), (k));                                                             \
             if (e_) {                                                                                   \
                 errno = e_;                                                                             \
                 return -1;                                                                              \
@@ -146,17 +149,23 @@ PWRITE(ssize_t, pwritev64v2, (int fd, const struct iovec *v, int c, off64_t o, i
 PWRITE(int, fsync, (int fd), (fd), fd)
 PWRITE(int, fdatasync, (int fd), (fd), fd)
 PWRITE(int, sync_file_range, (int fd, off64_t o, off64_t n, unsigned int f), (fd, o, n, f), fd)
-PWRITE(int, ftruncate, (int fd, off_t n), (fd, n), fd)
-PWRITE(int, ftruncate64, (int fd, off64_t n), (fd, n), fd)
-PWRITE(int, fallocate, (int fd, int m, off_t o, off_t n), (fd, m, o, n), fd)
-PWRITE(int, fallocate64, (int fd, int m, off64_t o, off64_t n), (fd, m, o, n), fd)
+#define SPACE(ret, name, params, args, fd)                                                              \
+    SC_EXPORT ret name params                                                                           \
+    {                                                                                                   \
+        WRITELIKE_K(fd, 2);                                                                             \
+        return SC_REAL(name) args;                                                                      \
+    }
+SPACE(int, ftruncate, (int fd, off_t n), (fd, n), fd)
+SPACE(int, ftruncate64, (int fd, off64_t n), (fd, n), fd)
+SPACE(int, fallocate, (int fd, int m, off_t o, off_t n), (fd, m, o, n), fd)
+SPACE(int, fallocate64, (int fd, int m, off64_t o, off64_t n), (fd, m, o, n), fd)
 
 /* posix_fallocate returns the error instead of setting errno. */
 #define PFALLOC(name, off)                                                                              \
     SC_EXPORT int name(int fd, off o, off n)                                                            \
     {                                                                                                   \
         if (sc_unlikely(sc_busy()) && sc_live()) {                                                      \
-            int e_ = sc_observe(fd, 1);                                                                 \
+            int e_ = sc_observe(fd, 2);                                                                 \
             if (e_)                                                                                     \
                 return e_;                                                                              \
         }                                                                                               \

@@ -5,6 +5,7 @@
  * byte the program wrote before. */
 #include "rt.h"
 #include "sys.h"
+#include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +35,7 @@ void sc_exec_prepare(int *saved)
     /* No more deferring: threads that exec kills must not hold bytes. */
     if (*saved == SC_ACTIVE)
         sc_quiesce(SC_WT);
+    sc_drop_held("the program execs");
     sc_guardian_stop();
 }
 
@@ -112,6 +114,7 @@ SC_EXPORT pid_t _Fork(void)
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
+        sc_forget_held();
         sc_guardian_forget();
         sc_plan_forked();
     }
@@ -364,42 +367,6 @@ SC_EXPORT int prctl(int op, ...)
     return SC_REAL(prctl)(op, a, b, c, d);
 }
 
-static int harmless(long n)
-{
-    switch (n) {
-    case SYS_futex:
-    case SYS_futex_waitv:
-    case SYS_getrandom:
-    case SYS_gettid:
-    case SYS_getpid:
-    case SYS_getppid:
-    case SYS_clock_gettime:
-    case SYS_clock_getres:
-    case SYS_clock_nanosleep:
-    case SYS_nanosleep:
-    case SYS_gettimeofday:
-    case SYS_time:
-    case SYS_sched_yield:
-    case SYS_sched_getaffinity:
-    case SYS_getcpu:
-    case SYS_membarrier:
-    case SYS_rseq:
-    case SYS_set_robust_list:
-    case SYS_get_robust_list:
-    case SYS_getuid:
-    case SYS_geteuid:
-    case SYS_getgid:
-    case SYS_getegid:
-    case SYS_rt_sigprocmask:
-    case SYS_madvise:
-    case SYS_mprotect:
-    case SYS_mincore:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 SC_EXPORT long syscall(long n, ...)
 {
     va_list ap;
@@ -414,7 +381,9 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
-    if (!sc_live() || harmless(n))
+    /* Harmless numbers (data/syscall_properties.tsv): another process cannot
+     * observe them; a shared futex wake (wrap_sync.c's messages) is not one. */
+    if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
         sc_plan_tsc((unsigned long)b);

@@ -4,7 +4,9 @@
  *   semantics DIR            runs every check, prints "ok NAME" or "FAIL"
  *   semantics DIR exit MODE  writes 1000 records to DIR/exit, then ends by
  *                            MODE: return exit _exit quick_exit pthread abort
- *                            exec vfork-exec */
+ *                            exec vfork-exec
+ *   semantics DIR interleave N   short lines to fd 1 and fd 2 in turn (with
+ *                            large writes among them), for `> log 2>&1` */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -277,6 +280,91 @@ static void two_processes_append(void)
     printf("ok two_processes_append\n");
 }
 
+/* `prog > log 2>&1`: two fds of one open file description.  Short lines
+ * on both, then a large write on one, then short lines again: the file
+ * holds them in the order they were written. */
+static void shared_description_in_order(void)
+{
+    char *f = path("shared");
+    int a = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int b = dup(a);
+    CHECK(a >= 0 && b >= 0, "setup");
+    static char expect[20000], big[5001], got[20000];
+    size_t n = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 6; i++) {
+            char line[32];
+            int k = snprintf(line, sizeof line, "out %d.%d\n", round, i);
+            CHECK(write(a, line, (size_t)k) == k, "write a");
+            memcpy(expect + n, line, (size_t)k);
+            n += (size_t)k;
+            k = snprintf(line, sizeof line, "err %d.%d\n", round, i);
+            CHECK(write(b, line, (size_t)k) == k, "write b");
+            memcpy(expect + n, line, (size_t)k);
+            n += (size_t)k;
+        }
+        memset(big, 'A' + round, 4999);
+        big[4999] = '\n';
+        CHECK(write(round == 1 ? b : a, big, 5000) == 5000, "large write");
+        memcpy(expect + n, big, 5000);
+        n += 5000;
+    }
+    CHECK(write(b, "last\n", 5) == 5, "write");
+    memcpy(expect + n, "last\n", 5);
+    n += 5;
+    int r = open(f, O_RDONLY);
+    CHECK(read(r, got, sizeof got) == (ssize_t)n && memcmp(got, expect, n) == 0, "the file is not the writes in order");
+    close(r);
+    close(a);
+    close(b);
+    printf("ok shared_description_in_order\n");
+}
+
+/* Two open()s of one file, each with its own offset: bytes deferred on the
+ * first land at its offset before a later write through the second, and
+ * never over it. */
+static void two_opens_in_order(void)
+{
+    char *f = path("twoopens");
+    int a = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int b = open(f, O_WRONLY);
+    CHECK(a >= 0 && b >= 0 && warm(b, 8) && lseek(b, 0, SEEK_SET) == 0, "setup");
+    CHECK(warm(a, 10), "short writes on the first");
+    static char big[8192], got[9000];
+    memset(big, 'B', sizeof big);
+    CHECK(write(b, big, sizeof big) == (ssize_t)sizeof big, "8 KiB through the second");
+    CHECK(warm(a, 2), "short writes on the first again");
+    int r = open(f, O_RDONLY);
+    ssize_t n = read(r, got, sizeof got);
+    close(r);
+    CHECK(n == 8192 && memcmp(got, big, 80) == 0 && memcmp(got + 80, "warmup..warmup..", 16) == 0 &&
+              memcmp(got + 96, big, 8192 - 96) == 0,
+          "older deferred bytes moved: read %zd", n);
+    close(a);
+    close(b);
+    printf("ok two_opens_in_order\n");
+}
+
+/* semantics DIR interleave N: N short lines to fd 1 and fd 2 in turn, a
+ * large write to each every 100 lines; run with `> log 2>&1`. */
+static int interleave(long n)
+{
+    static char big[6000];
+    char line[64];
+    for (long i = 0; i < n; i++) {
+        int k = snprintf(line, sizeof line, "%s line %ld\n", i % 2 ? "err" : "out", i);
+        if (write(1 + (int)(i % 2), line, (size_t)k) != k)
+            return 1;
+        if (i % 100 == 99) {
+            memset(big, 'a' + (int)(i / 100 % 26), sizeof big - 1);
+            big[sizeof big - 1] = '\n';
+            if (write(1 + (int)(i / 100 % 2), big, sizeof big) != (ssize_t)sizeof big)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static void *last_thread(void *arg)
 {
     (void)arg;
@@ -308,6 +396,40 @@ static int end_by(const char *mode)
     return 0;
 }
 
+/* A futex wake on shared memory tells another process something: what the
+ * program wrote before it must be in the file by then.  The child, forked
+ * before the write, waits on the futex and measures the file when woken; the
+ * parent wakes until a wake finds it waiting. */
+static void shared_futex_publishes(void)
+{
+    char *f = path("futex");
+    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(w >= 0 && word != MAP_FAILED, "setup");
+    pid_t child = fork();
+    if (child == 0) {
+        while (syscall(SYS_futex, word, 0 /* FUTEX_WAIT, shared */, 0, NULL, NULL, 0) != 0 && errno == EINTR)
+            ;
+        _exit((int)fsize(w) / 8);
+    }
+    CHECK(child > 0, "fork");
+    CHECK(warm(w, 20) && wr(w, "12345678"), "write");
+    long woken = 0;
+    for (int i = 0; i < 10000 && woken == 0; i++) {
+        woken = syscall(SYS_futex, word, 1 /* FUTEX_WAKE, shared */, 1, NULL, NULL, 0);
+        if (woken == 0)
+            usleep(1000);
+    }
+    int st = 0;
+    waitpid(child, &st, 0);
+    CHECK(woken == 1, "the child never waited");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 21, "the child saw %d bytes at the wake, want 168",
+          WIFEXITED(st) ? WEXITSTATUS(st) * 8 : -1);
+    munmap(word, 4096);
+    close(w);
+    printf("ok shared_futex_publishes\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -316,6 +438,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 4 && !strcmp(argv[2], "exit"))
         return end_by(argv[3]);
+    if (argc == 4 && !strcmp(argv[2], "interleave"))
+        return interleave(atol(argv[3]));
     observe_same_process();
     children_see_everything();
     bad_pointer_is_efault();
@@ -325,5 +449,8 @@ int main(int argc, char **argv)
     mapped_file_is_never_deferred();
     dup2_over_pending_fd();
     two_processes_append();
+    shared_description_in_order();
+    two_opens_in_order();
+    shared_futex_publishes();
     return failures ? 1 : 0;
 }

@@ -8,6 +8,7 @@ use crate::advice::{
 };
 use std::collections::{BTreeSet, HashMap};
 use syscluster_model::profile::{Edge, IoPattern, Location, Node, Sequence, ValueProfile};
+use syscluster_model::syscall_lists;
 use syscluster_model::syscalls::{self, ArgKind};
 use syscluster_model::Profile;
 
@@ -48,106 +49,27 @@ impl Default for AdviseOptions {
     }
 }
 
-/// Calls that no multi-call may contain (the kernel module refuses them).
-pub const NOT_BATCHABLE: &[&str] = &[
-    "execve",
-    "execveat",
-    "fork",
-    "vfork",
-    "clone",
-    "clone3",
-    "exit",
-    "exit_group",
-    "rt_sigreturn",
-    "ptrace",
-    "seccomp",
-];
+// The lists of system calls come from data/syscall_properties.tsv, through
+// scripts/gen-syscall-lists.py (syscluster_model::syscall_lists).
+
+/// Calls that no multi-call may contain (libmulticall and the kernel module
+/// refuse them).
+pub const NOT_BATCHABLE: &[&str] = syscall_lists::MULTICALL_REFUSED;
 
 /// Calls that create a descriptor: a loop containing one works on a new
 /// object each time round (its arguments are computed by user code).
-pub const OPEN_LIKE: &[&str] = &[
-    "open",
-    "openat",
-    "openat2",
-    "creat",
-    "socket",
-    "accept",
-    "accept4",
-    "pipe",
-    "pipe2",
-    "dup",
-    "dup2",
-    "dup3",
-    "eventfd2",
-    "memfd_create",
-];
-
-/// Calls io_uring has an operation for (a multi-call of only these can run
-/// on libmulticall's uring backend).
-const URING_OPS: &[&str] = &[
-    "read",
-    "write",
-    "readv",
-    "writev",
-    "pread64",
-    "pwrite64",
-    "preadv",
-    "pwritev",
-    "preadv2",
-    "pwritev2",
-    "sendto",
-    "sendmsg",
-    "recvfrom",
-    "recvmsg",
-    "openat",
-    "openat2",
-    "close",
-    "statx",
-    "fsync",
-    "fdatasync",
-    "fallocate",
-    "fadvise64",
-    "madvise",
-    "accept",
-    "accept4",
-    "connect",
-    "shutdown",
-    "renameat2",
-    "unlinkat",
-    "mkdirat",
-    "symlinkat",
-    "linkat",
-    "splice",
-    "tee",
-    "epoll_ctl",
-    "socket",
-    "nanosleep",
-    "ftruncate",
-    "waitid",
-    "sync_file_range",
-];
+pub const OPEN_LIKE: &[&str] = syscall_lists::OPENS_FD;
 
 /// Calls that only take data from the program (no output buffer): a loop
 /// of these and of reads whose result feeds a later call needs no user code
 /// between its iterations.
-pub const INPUT_ONLY: &[&str] = &[
-    "write",
-    "writev",
-    "pwrite64",
-    "pwritev",
-    "pwritev2",
-    "sendto",
-    "sendmsg",
-    "fsync",
-    "fdatasync",
-    "close",
-    "lseek",
-    "ftruncate",
-    "fallocate",
-    "fadvise64",
-    "sched_yield",
-    "sync_file_range",
-];
+pub const INPUT_ONLY: &[&str] = syscall_lists::NO_OUTPUT;
+
+/// Whether libmulticall's uring backend expresses a call (a multi-call of
+/// only these can run on it).
+fn uring_call(name: &str) -> bool {
+    syscall_lists::URING_OPS.iter().any(|&(n, _)| n == name)
+}
 
 /// Distance between two return addresses under which the calls count as
 /// adjacent: argument set-up and a result check, no other work.
@@ -178,9 +100,8 @@ impl<'p> Facts<'p> {
             .iter()
             .map(|v| ((v.syscall.as_str(), v.position), v))
             .collect();
-        let kmod = opts.kmod_device.exists();
-        let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-            .map_or(true, |s| s.trim() == "0");
+        let kmod = crate::host::kmod_usable(&opts.kmod_device);
+        let uring = crate::host::uring_usable();
         let mut f = Facts {
             p,
             opts,
@@ -672,7 +593,7 @@ impl<'p> Facts<'p> {
         let not_uring: BTreeSet<&str> = names
             .iter()
             .copied()
-            .filter(|s| !URING_OPS.contains(s))
+            .filter(|s| !uring_call(s))
             .collect();
         vec![
             BackendFit {
@@ -715,14 +636,14 @@ impl<'p> Facts<'p> {
                 why: if not_uring.is_empty() {
                     match &self.multicall {
                         Some(d) if !d.uring_wins => {
-                            "every call has an io_uring operation, but libmulticall's calibration found io_uring slower than direct here".into()
+                            "libmulticall's uring backend expresses every call, but libmulticall's calibration found io_uring slower than direct here".into()
                         }
-                        Some(_) => "every call has an io_uring operation; libmulticall's calibration has it win for some calls here".into(),
-                        None => "every call has an io_uring operation (linked requests; mc-calibrate decides whether it wins)".into(),
+                        Some(_) => "libmulticall's uring backend expresses every call; libmulticall's calibration has it win for some calls here".into(),
+                        None => "libmulticall's uring backend expresses every call (linked requests; mc-calibrate decides whether it wins)".into(),
                     }
                 } else {
                     format!(
-                        "io_uring has no operation for {}",
+                        "libmulticall's uring backend has no operation for {}",
                         not_uring.into_iter().collect::<Vec<_>>().join(", ")
                     )
                 },
@@ -735,7 +656,7 @@ impl<'p> Facts<'p> {
                     (false, _) => no(&forbidden.join(", ")),
                     (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
                     (true, false) => format!(
-                        "one crossing for the whole multi-call; not on this machine (no {})",
+                        "one crossing for the whole multi-call; not on this machine (no multicall module answers at {})",
                         self.opts.kmod_device.display()
                     ),
                 },

@@ -13,6 +13,7 @@ pub mod calibration;
 pub mod cost;
 pub mod elf;
 pub mod facts;
+pub mod host;
 pub mod measure;
 pub mod plan;
 pub mod rules;

@@ -108,6 +108,11 @@ pub struct PlanLocation {
     /// the return address when the plan was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_hash: Option<String>,
+    /// [`source_hash`] of `file:line` when the plan was written: what tells
+    /// the compiler plugin that the source line is still the one the plan
+    /// was made from (a rebuild changes the build-id, not the source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_hash: Option<String>,
 }
 
 impl PlanLocation {
@@ -151,12 +156,34 @@ pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
     let mut buf = vec![0u8; (to - from) as usize];
     f.read_exact_at(&mut buf, from)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(fnv1a(&buf))
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 lowercase hex digits.
+pub fn fnv1a(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in buf {
-        h ^= b as u64;
+    for b in bytes {
+        h ^= *b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    Ok(format!("{h:016x}"))
+    format!("{h:016x}")
+}
+
+/// FNV-1a (64 bits, as 16 hex digits) of line `line` (from 1) of `path`
+/// without its leading and trailing blanks (spaces, tabs, CR, FF, VT); the
+/// compiler plugin computes the same over the file it compiles
+/// (llvm/lib/Plan.cpp, `sourceLineHash`).
+pub fn source_hash(path: &Path, line: u32) -> Result<String, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let at = (line as usize).checked_sub(1).ok_or_else(|| format!("{}: line 0", path.display()))?;
+    let l = text
+        .split(|b| *b == b'\n')
+        .nth(at)
+        .ok_or_else(|| format!("{} has no line {line}", path.display()))?;
+    let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
+    let start = l.iter().position(|b| !blank(b)).unwrap_or(l.len());
+    let end = l.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    Ok(fnv1a(&l[start..end.max(start)]))
 }
 
 impl Plan {
@@ -193,6 +220,17 @@ impl Plan {
             clusters,
         }
         .with_code_hashes()
+        .with_source_hashes()
+    }
+
+    /// Locations with a source line get its hash, when the file is readable.
+    fn with_source_hashes(mut self) -> Plan {
+        for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
+            if let (Some(f), Some(line)) = (&l.file, l.line) {
+                l.source_hash = source_hash(Path::new(f), line).ok();
+            }
+        }
+        self
     }
 
     /// Locations in modules without a build-id get the hash of their code.
@@ -421,6 +459,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 line: l.location.line,
                 count: l.count,
                 code_hash: None,
+                source_hash: None,
             })
             .collect(),
         parameters: r.parameters.clone(),
@@ -428,5 +467,22 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
         share_of_run: r.saving.share_of_run,
         applicable_here: r.applicable_here,
         evidence: r.evidence.clone(),
+    }
+}
+
+#[cfg(test)]
+mod source_hash_tests {
+    use super::*;
+
+    #[test]
+    fn source_hash_is_the_line_without_its_blanks() {
+        let p = std::env::temp_dir().join(format!("sc-source-hash-{}.c", std::process::id()));
+        std::fs::write(&p, "int a;\n\t  write(out, buf, n);  \r\nint b;\n").unwrap();
+        let line2 = source_hash(&p, 2).unwrap();
+        assert_eq!(line2, fnv1a(b"write(out, buf, n);"));
+        assert_ne!(line2, source_hash(&p, 1).unwrap());
+        assert!(source_hash(&p, 0).is_err());
+        assert!(source_hash(&p, 9).is_err());
+        std::fs::remove_file(&p).unwrap();
     }
 }

@@ -15,6 +15,7 @@ A typical session:
   syscluster advise                         # ranked rewrites: where, what, what each saves here
   syscluster run -- ./logger                # unmodified binary, short writes coalesced
   syscluster stat -r 5 -- ./copy in out     # crossings by call and times, before and after
+  syscluster advise --plan-out plan.json; syscluster cc --plan plan.json -O2 -g -o copy copy.c
 
 Profiles of strace logs:  strace -f -ttt -T -o LOG CMD; syscluster import-strace LOG";
 
@@ -35,6 +36,7 @@ pub enum Command {
     Advise(AdviseArgs),
     Stat(StatArgs),
     Run(RunArgs),
+    Cc(CcArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -334,4 +336,38 @@ pub struct RunArgs {
     /// The command and its arguments (after `--` if they start with `-`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// A drop-in C compiler: clang-19 with the syscluster pass plugin, which
+/// turns the plan's clusters into multi-calls where it proves the program
+/// unchanged, and libmulticall linked statically when it links.
+///
+/// syscluster's options come first; every other argument goes to clang
+/// untouched, so `CC="syscluster cc --plan plan.json"` builds autotools and
+/// Makefile projects unchanged. Without --plan it runs clang exactly as
+/// clang alone would. The plan's locations are source lines: compile with
+/// -g. Each cluster matched, made or refused is explained as a remark:
+/// add -Rpass=syscluster -Rpass-missed=syscluster -Rpass-analysis=syscluster
+/// to see them, or --remarks DIR to keep them. docs/COMPILER.md has the
+/// details.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  syscluster record -- ./copy in out && syscluster advise --plan-out plan.json
+  syscluster cc --plan plan.json -O2 -g -o copy copy.c
+  syscluster cc --plan plan.json -O2 -g -c copy.c -Rpass=syscluster -Rpass-missed=syscluster
+  CC=\"syscluster cc --plan $PWD/plan.json --remarks $PWD/remarks\" ./configure && make
+
+The compiler is clang-19 (SYSCLUSTER_CLANG overrides it).")]
+pub struct CcArgs {
+    /// Apply the clusters of PLAN (from `syscluster advise --plan-out`).
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// Keep the pass's remarks in DIR, one YAML file per translation unit
+    /// (safe under make -j); needs --plan.
+    #[arg(long, value_name = "DIR")]
+    pub remarks: Option<PathBuf>,
+    /// clang's arguments, passed through untouched.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CLANG-ARGS")]
+    pub args: Vec<OsString>,
 }

@@ -6,6 +6,9 @@ pub mod event;
 pub mod fmt;
 pub mod machine;
 pub mod profile;
+/// Generated from `data/syscall_properties.tsv` by `scripts/gen-syscall-lists.py`.
+#[rustfmt::skip]
+pub mod syscall_lists;
 pub mod syscalls;
 
 pub use event::{CodeAddr, LossCause, SyscallEvent};

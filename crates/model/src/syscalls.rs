@@ -144,4 +144,38 @@ mod tests {
         assert_eq!(fd_arg(by_name("getpid").unwrap().nr), None);
         assert_eq!(name_of(9999), "syscall_9999");
     }
+
+    #[test]
+    fn generated_lists_name_calls_of_the_table() {
+        use crate::syscall_lists as l;
+        let all = l::MULTICALL_REFUSED
+            .iter()
+            .chain(l::MULTICALL_REFUSED_ON_DEVICE)
+            .chain(l::OPENS_FD)
+            .chain(l::CLOSES_FD)
+            .chain(l::KEEPS_FDS)
+            .chain(l::WAITS)
+            .chain(l::MAY_WAIT)
+            .chain(l::HARMLESS)
+            .chain(l::NO_OUTPUT)
+            .copied()
+            .chain(l::MULTICALL_REFUSED_IF.iter().map(|r| r.0))
+            .chain(l::URING_OPS.iter().map(|r| r.0))
+            .chain(l::LIBC_FUNCTIONS.iter().map(|r| r.1));
+        for name in all {
+            assert!(by_name(name).is_some(), "{name} is not in the syscall table");
+        }
+        for name in l::MULTICALL_REFUSED.iter().chain(l::MULTICALL_REFUSED_ON_DEVICE) {
+            assert!(l::multicall_refusal(name).is_some(), "{name} is refused without a reason");
+        }
+        // The drift issue 11 found: the library's uring backend expresses 16
+        // calls, none of them a socket call; ptrace and seccomp are refused.
+        assert_eq!(l::URING_OPS.len(), 16);
+        assert!(!l::URING_OPS.iter().any(|(n, _)| matches!(*n, "sendto" | "recvfrom" | "accept")));
+        assert!(l::MULTICALL_REFUSED.contains(&"ptrace") && l::MULTICALL_REFUSED.contains(&"seccomp"));
+        let f = |name: &str| l::LIBC_FUNCTIONS.iter().find(|r| r.0 == name).copied();
+        assert_eq!(f("__read_chk"), Some(("__read_chk", "read", true, Some(3))));
+        assert_eq!(f("open").map(|r| r.1), Some("openat"), "glibc opens through openat");
+        assert_eq!(f("__open_2"), Some(("__open_2", "openat", true, None)));
+    }
 }

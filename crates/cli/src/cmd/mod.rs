@@ -2,6 +2,7 @@
 
 mod advise;
 mod calibrate;
+mod cc;
 mod import;
 mod merge;
 mod record;
@@ -23,6 +24,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Advise(a) => advise::run(a),
         Command::Stat(a) => stat::run(a),
         Command::Run(a) => run::run(a),
+        Command::Cc(a) => cc::run(a),
     }
 }
 

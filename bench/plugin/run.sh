@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Seed 000 table 3 / fig. 8 with the copy program *compiled by the plugin*:
+# tests/corpus/copy.c at each block size (its `#define N` changed, nothing
+# else), built by clang-19 -O2 -g (original) and by `syscluster cc` with a
+# plan recorded from the original (plugin), against the hand-rewritten
+# tests/corpus/copy_cfr.  Whole processes timed by hyperfine (median);
+# files in the page cache, copied to a new file on the same filesystem.
+#   bench/plugin/run.sh [SIZES] [BLOCKS]   (after make build)
+# prints a Markdown table for docs/BENCHMARKS.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BIN:-$ROOT/target/release/syscluster}
+CLANG=${SYSCLUSTER_CLANG:-clang-19}
+SIZES=${1:-"81920 947200 2390753 67108864"}
+BLOCKS=${2:-"512 1024 2048 4096 8192 16384"}
+RUNS=${RUNS:-20}
+W=$(mktemp -d "${TMPDIR:-/tmp}/sc-bench-plugin.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+
+make -s -C "$ROOT/tests/corpus" >/dev/null
+CFR="$ROOT/tests/corpus/bin/copy_cfr"
+for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done
+head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB
+
+# "median min" of a hyperfine run, in µs.
+times() { python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(r["median"] * 1e6, r["min"] * 1e6)' "$1"; }
+human() { python3 -c '
+import sys; s=int(sys.argv[1])
+print(f"{s/1048576:.2f} MiB" if s >= 1048576 else f"{s/1024:.0f} KiB")' "$1"; }
+
+echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+# Each cell: median (min) of RUNS whole-process runs; ratios of medians.
+for b in $BLOCKS; do
+  mkdir -p "b$b" && sed "s/^#define N 4096$/#define N $b/" "$ROOT/tests/corpus/copy.c" > "b$b/copy.c"
+  grep -q "^#define N $b\$" "b$b/copy.c" || { echo "bench: cannot set the block size in copy.c" >&2; exit 1; }
+  "$CLANG" -O2 -g "$W/b$b/copy.c" -o "b$b/orig"
+  "$BIN" record -q -o "b$b/prof.json" -- "b$b/orig" rec_in "b$b/rec_out" >/dev/null
+  "$BIN" advise -q "b$b/prof.json" --plan-out "b$b/plan.json" >/dev/null
+  "$BIN" cc --plan "b$b/plan.json" -O2 -g "$W/b$b/copy.c" -o "b$b/plugin" -Rpass=syscluster 2> "b$b/remarks"
+  grep -q "became one looped multi-call" "b$b/remarks" || { echo "bench: block $b: the plugin did not cluster the loop" >&2; cat "b$b/remarks" >&2; exit 1; }
+  for s in $SIZES; do
+    for v in orig plugin cfr; do
+      prog="b$b/$v"; [ $v = cfr ] && prog=$CFR
+      hyperfine -N --style none -w 3 -r "$RUNS" --export-json "r.$v.json" \
+        --prepare "rm -f $W/out" "$prog $W/in.$s $W/out" >/dev/null 2>&1
+      cmp -s "in.$s" out || { echo "bench: $v at $s/$b: wrong output" >&2; exit 1; }
+    done
+    python3 -c '
+import sys
+size, b = sys.argv[1], sys.argv[2]
+(o, om), (p, pm), (c, cm) = [tuple(map(float, t.split())) for t in sys.argv[3:]]
+print(f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:.0f}) | {o/p:.2f}x faster | {(p/c-1)*100:+.0f} % |")' \
+      "$(human "$s")" "$b" "$(times r.orig.json)" "$(times r.plugin.json)" "$(times r.cfr.json)"
+  done
+done

@@ -1,0 +1,64 @@
+//===- Plan.h - the plan written by `syscluster advise --plan-out` --------===//
+//
+// The part of a plan (docs/PLAN_FORMAT.md, plan_version 1) the compiler
+// plugin uses: clusters, their calls and the code locations that issue
+// them.  Everything else in the file is checked only for its version.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SYSCLUSTER_PLAN_H
+#define SYSCLUSTER_PLAN_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace syscluster {
+
+struct PlanLocation {
+  std::string Syscall;
+  std::string Module;
+  uint64_t Offset = 0;
+  std::string Function; // empty: unknown
+  std::string File;     // empty: the recorded binary had no line table
+  unsigned Line = 0;
+  uint64_t Count = 0;
+  std::optional<std::string> SourceHash; // FNV-1a of the trimmed source line
+};
+
+struct PlanCall {
+  std::string Syscall;
+  long Nr = -1;
+};
+
+struct PlanCluster {
+  unsigned Id = 0;
+  std::string Rule, Mechanism, Shape;
+  std::vector<PlanCall> Calls;
+  std::vector<PlanLocation> Locations;
+};
+
+struct Plan {
+  std::vector<PlanCluster> Clusters;
+};
+
+/// Reads and checks a plan file; the error names the file and the problem.
+llvm::Expected<Plan> loadPlan(llvm::StringRef Path);
+
+/// How well a plan's source path names the file the debug info calls
+/// DebugFile (as given to the compiler, often relative to the build
+/// directory) in directory DebugDir: the number of trailing path components
+/// they share, 0 when they are not the same file.  A relative DebugFile
+/// must match whole; an absolute one at least by its last component, so
+/// that a plan recorded in one checkout applies to another.
+unsigned sourceMatch(llvm::StringRef PlanPath, llvm::StringRef DebugFile);
+
+/// FNV-1a (64 bits, 16 hex digits) of line Line of File without its leading
+/// and trailing blanks; std::nullopt when the file or line cannot be read.
+std::optional<std::string> sourceLineHash(llvm::StringRef File, unsigned Line);
+
+} // namespace syscluster
+
+#endif

@@ -1,0 +1,119 @@
+//===- Plan.cpp - reading the plan ----------------------------------------===//
+#include "SysCluster/Plan.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace syscluster {
+
+static Error bad(StringRef Path, const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "plan " + Path + ": " + What);
+}
+
+static std::string str(const json::Object &O, StringRef Key) {
+  if (auto S = O.getString(Key))
+    return S->str();
+  return {};
+}
+
+Expected<Plan> loadPlan(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return bad(Path, "cannot read: " + Buf.getError().message());
+  auto Parsed = json::parse((*Buf)->getBuffer());
+  if (!Parsed)
+    return bad(Path, "not JSON: " + toString(Parsed.takeError()));
+  const json::Object *Top = Parsed->getAsObject();
+  if (!Top)
+    return bad(Path, "not a JSON object");
+  auto Version = Top->getInteger("plan_version");
+  if (!Version)
+    return bad(Path, "no plan_version");
+  if (*Version != 1)
+    return bad(Path, "plan_version " + Twine(*Version) + " (this plugin reads 1)");
+  const json::Array *Clusters = Top->getArray("clusters");
+  if (!Clusters)
+    return bad(Path, "no clusters");
+  Plan P;
+  for (const json::Value &CV : *Clusters) {
+    const json::Object *C = CV.getAsObject();
+    if (!C)
+      return bad(Path, "a cluster is not an object");
+    PlanCluster PC;
+    PC.Id = C->getInteger("id").value_or(0);
+    PC.Rule = str(*C, "rule");
+    PC.Mechanism = str(*C, "mechanism");
+    PC.Shape = str(*C, "shape");
+    if (const json::Array *Calls = C->getArray("calls"))
+      for (const json::Value &V : *Calls)
+        if (const json::Object *O = V.getAsObject())
+          PC.Calls.push_back({str(*O, "syscall"), (long)O->getInteger("nr").value_or(-1)});
+    if (PC.Calls.empty())
+      return bad(Path, "cluster " + Twine(PC.Id) + " has no calls");
+    if (const json::Array *Locs = C->getArray("locations"))
+      for (const json::Value &V : *Locs) {
+        const json::Object *O = V.getAsObject();
+        if (!O)
+          return bad(Path, "cluster " + Twine(PC.Id) + ": a location is not an object");
+        PlanLocation L;
+        L.Syscall = str(*O, "syscall");
+        L.Module = str(*O, "module");
+        L.Offset = O->getInteger("offset").value_or(0);
+        L.Function = str(*O, "function");
+        L.File = str(*O, "file");
+        L.Line = O->getInteger("line").value_or(0);
+        L.Count = O->getInteger("count").value_or(0);
+        if (auto H = O->getString("source_hash"))
+          L.SourceHash = H->str();
+        PC.Locations.push_back(std::move(L));
+      }
+    P.Clusters.push_back(std::move(PC));
+  }
+  return P;
+}
+
+unsigned sourceMatch(StringRef PlanPath, StringRef DebugFile) {
+  SmallVector<StringRef, 16> A, B;
+  PlanPath.split(A, '/', -1, false);
+  DebugFile.split(B, '/', -1, false);
+  auto Drop = [](SmallVectorImpl<StringRef> &V) {
+    V.erase(std::remove(V.begin(), V.end(), StringRef(".")), V.end());
+  };
+  Drop(A);
+  Drop(B);
+  unsigned N = 0;
+  while (N < A.size() && N < B.size() && A[A.size() - 1 - N] == B[B.size() - 1 - N])
+    ++N;
+  if (!DebugFile.starts_with("/") && N < B.size())
+    return 0;
+  return N;
+}
+
+std::optional<std::string> sourceLineHash(StringRef File, unsigned Line) {
+  auto Buf = MemoryBuffer::getFile(File);
+  if (!Buf || Line == 0)
+    return std::nullopt;
+  StringRef Rest = (*Buf)->getBuffer();
+  for (unsigned I = 1; I < Line; ++I) {
+    size_t NL = Rest.find('\n');
+    if (NL == StringRef::npos)
+      return std::nullopt;
+    Rest = Rest.drop_front(NL + 1);
+  }
+  StringRef Text = Rest.take_until([](char C) { return C == '\n'; }).trim(" \t\r\f\v");
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (unsigned char C : Text) {
+    H ^= C;
+    H *= 0x100000001b3ULL;
+  }
+  std::string S;
+  raw_string_ostream(S) << format_hex_no_prefix(H, 16);
+  return S;
+}
+
+} // namespace syscluster

@@ -1,0 +1,745 @@
+//===- SysCluster.cpp - clusters of a plan, decided on the IR -------------===//
+//
+// What it does today (seed 000 §3):
+//  - matches every cluster's locations to call sites (file by path suffix,
+//    line, function; the source line's hash against the plan's source_hash);
+//  - for each pair of the cluster's calls, decides the five conditions of
+//    §3.2 (dominance, safety, convexity, argument safety, linearity) and
+//    says which fails;
+//  - replaces the rotated copy loop (§3.3.3: write followed by read in one
+//    block, looping while read returns > 0) by a looped multi-call (§3.4)
+//    when it proves that nothing observable changes.
+// Anything else stays as it was, with a remark saying why.
+//
+//===----------------------------------------------------------------------===//
+#include "SysCluster/SysCluster.h"
+#include "SysCluster/Plan.h"
+#include "SysCluster/Syscalls.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/Loads.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+using namespace syscluster;
+
+static cl::opt<std::string>
+    PlanPath("syscluster-plan",
+             cl::desc("apply the clusters of this plan (syscluster advise --plan-out)"),
+             cl::value_desc("file"), cl::init(""));
+
+static const char *const PassName = "syscluster";
+
+namespace {
+
+/// A system call site with the source location it came from.
+struct Site {
+  SyscallSite S;
+  std::string File;     // as the debug info names it (relative to the build)
+  std::string FullPath; // directory + file, to read the source
+  unsigned Line = 0;
+};
+
+/// Why a region was refused: the condition of §3.2 (or the replacement's
+/// own proof) that failed, and what in the code made it fail.
+struct Refusal {
+  std::string Condition;
+  std::string Detail;
+};
+
+std::string at(const Instruction *I) {
+  if (const DebugLoc &DL = I->getDebugLoc())
+    return (sys::path::filename(DL->getFilename()) + ":" + Twine(DL.getLine())).str();
+  return "<no line>";
+}
+
+std::string describe(const Site &S) {
+  return S.S.Name + " at " + at(S.S.Call);
+}
+
+std::string describe(const Instruction *I) {
+  std::string What;
+  if (auto *CB = dyn_cast<CallBase>(I)) {
+    if (Function *F = CB->getCalledFunction())
+      What = "call to " + F->getName().str();
+    else
+      What = "indirect call";
+  } else {
+    What = I->getOpcodeName();
+  }
+  return What + " at " + at(I);
+}
+
+bool functionMatches(StringRef Want, const Instruction *I) {
+  if (Want.empty() || I->getFunction()->getName() == Want)
+    return true;
+  for (const DILocation *DL = I->getDebugLoc().get(); DL; DL = DL->getInlinedAt())
+    if (const DISubprogram *SP = DL->getScope()->getSubprogram())
+      if (SP->getName() == Want || SP->getLinkageName() == Want)
+        return true;
+  return false;
+}
+
+/// The memory a system call may write, as far as this pass knows it: the
+/// buffer of a read-like call (its count bytes), else anything it is given.
+bool mayWrite(const SyscallSite &S, const MemoryLocation &Loc, AAResults &AA) {
+  CallBase *CB = S.Call;
+  if (S.Name == "write" || S.Name == "close" || S.Name == "lseek")
+    return false; // they write no user memory
+  if ((S.Name == "read" || S.Name == "pread64") && CB->arg_size() >= S.FirstArg + 3) {
+    Value *Buf = CB->getArgOperand(S.FirstArg + 1);
+    LocationSize Size = LocationSize::beforeOrAfterPointer();
+    if (auto *N = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2)))
+      Size = LocationSize::precise(N->getZExtValue());
+    return !AA.isNoAlias(MemoryLocation(Buf, Size), Loc);
+  }
+  return isModSet(AA.getModRefInfo(CB, Loc));
+}
+
+/// V through operations that do not change a value known to lie in
+/// [-1, Max] (Positive: in [1, Max]): truncations that keep Max's bits and
+/// the sign, sign extensions, and — for positive values — zero extensions
+/// and masks that keep every bit Max can have.  Returns the value beneath.
+const Value *throughLossless(const Value *V, uint64_t Max, bool Positive) {
+  for (;;) {
+    if (auto *T = dyn_cast<TruncInst>(V)) {
+      unsigned Bits = T->getType()->getIntegerBitWidth();
+      if (Bits > 64 || Bits < 2 || Max >= (uint64_t(1) << (Bits - 1)))
+        return V;
+      V = T->getOperand(0);
+    } else if (auto *S = dyn_cast<SExtInst>(V)) {
+      V = S->getOperand(0);
+    } else if (auto *Z = dyn_cast<ZExtInst>(V); Z && Positive) {
+      V = Z->getOperand(0);
+    } else if (auto *B = dyn_cast<BinaryOperator>(V);
+               B && Positive && B->getOpcode() == Instruction::And) {
+      auto *M = dyn_cast<ConstantInt>(B->getOperand(1));
+      uint64_t Need = Max == 0 ? 0 : (~uint64_t(0) >> countl_zero(Max));
+      if (!M || (M->getZExtValue() & Need) != Need)
+        return V;
+      V = B->getOperand(0);
+    } else {
+      return V;
+    }
+  }
+}
+
+/// Whether Br continues to Body exactly when Result > 0, where Result is
+/// the value of a read whose count is Max (so it lies in [-1, Max]).
+bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
+                            const Value *Result, uint64_t Max) {
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return false;
+  auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
+  if (!Cmp)
+    return false;
+  CmpInst::Predicate P = Cmp->getPredicate();
+  const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
+  if (isa<ConstantInt>(L)) {
+    std::swap(L, R);
+    P = CmpInst::getSwappedPredicate(P);
+  }
+  if (Br->getSuccessor(0) != Body) {
+    if (Br->getSuccessor(1) != Body)
+      return false;
+    P = CmpInst::getInversePredicate(P);
+  }
+  auto *C = dyn_cast<ConstantInt>(R);
+  if (!C || throughLossless(L, Max, false) != Result)
+    return false;
+  return (P == CmpInst::ICMP_SGT && C->isZero()) || (P == CmpInst::ICMP_SGE && C->isOne());
+}
+
+/// A call that never returns (exit, abort, err, __assert_fail, ...).
+bool doesNotReturn(const BasicBlock *BB) {
+  for (const Instruction &I : *BB)
+    if (auto *CB = dyn_cast<CallBase>(&I))
+      if (CB->doesNotReturn())
+        return true;
+  return false;
+}
+
+class ClusterPass {
+public:
+  ClusterPass(Module &M, FunctionAnalysisManager &FAM) : M(M), FAM(FAM) {}
+  bool run(const Plan &P);
+
+private:
+  Module &M;
+  FunctionAnalysisManager &FAM;
+  std::vector<Site> Sites;
+  SmallPtrSet<Function *, 8> Changed;
+  // Calls already replaced (erased: compared, never dereferenced) → the
+  // multi-call that replaced them and its cluster.
+  DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
+
+  OptimizationRemarkEmitter &ore(Function &F) {
+    return FAM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+  }
+  void missed(const Instruction *I, StringRef Name, const Twine &Msg) {
+    ore(*const_cast<Function *>(I->getFunction())).emit([&] {
+      return OptimizationRemarkMissed(PassName, Name, I) << Msg.str();
+    });
+  }
+  void analysis(const Instruction *I, StringRef Name, const Twine &Msg) {
+    ore(*const_cast<Function *>(I->getFunction())).emit([&] {
+      return OptimizationRemarkAnalysis(PassName, Name, I) << Msg.str();
+    });
+  }
+  void missedIn(Function &F, StringRef Name, const Twine &Msg) {
+    ore(F).emit([&] {
+      return OptimizationRemarkMissed(PassName, Name, DiagnosticLocation(F.getSubprogram()),
+                                      &F.getEntryBlock())
+             << Msg.str();
+    });
+  }
+
+  void collectSites();
+  void applyCluster(const PlanCluster &C);
+  std::optional<Refusal> checkPair(const Site &A, const Site &B);
+  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R);
+};
+
+void ClusterPass::collectSites() {
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      auto *CB = dyn_cast<CallBase>(&I);
+      if (!CB)
+        continue;
+      auto S = recognizeSyscall(*CB);
+      const DebugLoc &DL = CB->getDebugLoc();
+      if (!S || !DL)
+        continue;
+      Site Si;
+      Si.S = *S;
+      Si.File = DL->getFilename().str();
+      SmallString<256> Full(DL->getFilename());
+      if (!sys::path::is_absolute(Full)) {
+        Full = DL->getDirectory();
+        sys::path::append(Full, DL->getFilename());
+      }
+      Si.FullPath = Full.str().str();
+      Si.Line = DL.getLine();
+      Sites.push_back(std::move(Si));
+    }
+}
+
+bool ClusterPass::run(const Plan &P) {
+  // Debug info the user asked for (-g): clang also tracks locations when
+  // only remarks are asked for (a compile unit marked NoDebug), and what
+  // the pass does must not depend on -Rpass.
+  bool HasLines = false;
+  for (const DICompileUnit *CU : M.debug_compile_units())
+    if (CU->getEmissionKind() != DICompileUnit::NoDebug)
+      HasLines = true;
+  Function *First = nullptr;
+  for (Function &F : M)
+    if (!F.isDeclaration() && !First)
+      First = &F;
+  if (!First)
+    return false;
+  if (!HasLines) {
+    missedIn(*First, "NoDebugInfo",
+             "syscluster: this translation unit has no debug info: the plan's " +
+                 Twine(P.Clusters.size()) +
+                 " clusters name file:line locations and cannot be matched; compile with -g");
+    return false;
+  }
+  collectSites();
+  for (const PlanCluster &C : P.Clusters)
+    applyCluster(C);
+  for (Function *F : Changed)
+    FAM.invalidate(*F, PreservedAnalyses::none());
+  return !Changed.empty();
+}
+
+void ClusterPass::applyCluster(const PlanCluster &C) {
+  std::string Name = "plan cluster #" + std::to_string(C.Id) + " (" + C.Rule + ")";
+  std::vector<const Site *> Matched;
+  SmallPtrSet<const CallBase *, 4> Reported;
+  bool Stale = false, Already = false;
+  for (const PlanLocation &L : C.Locations) {
+    if (L.File.empty() || L.Line == 0) {
+      // A profile of a binary without debug info: tell it where the function is here.
+      for (Function &F : M)
+        if (!F.isDeclaration() && !L.Function.empty() && F.getName() == L.Function)
+          missedIn(F, "NoLineInPlan",
+                   Name + ": the recorded binary had no debug info (" + L.Syscall + " in " +
+                       L.Function + " has no file:line in the plan): such a profile cannot " +
+                       "drive the compiler; record a build made with -g");
+      continue;
+    }
+    // The file of this translation unit the location names best.
+    unsigned Best = 0;
+    for (const Site &S : Sites)
+      Best = std::max(Best, sourceMatch(L.File, S.File));
+    const Site *InFile = nullptr;
+    bool Found = false;
+    for (const Site &S : Sites) {
+      if (Best == 0 || sourceMatch(L.File, S.File) != Best)
+        continue;
+      if (auto It = Replaced.find(S.S.Call); It != Replaced.end()) {
+        if (S.Line == L.Line && S.S.Name == L.Syscall) {
+          Found = Already = true;
+          if (!Reported.count(S.S.Call)) {
+            Reported.insert(S.S.Call);
+            analysis(It->second.first, "AlreadyClustered",
+                     Name + ": " + L.Syscall + " at " + sys::path::filename(S.File) + ":" + Twine(L.Line) +
+                         " is already in the multi-call of plan cluster #" + Twine(It->second.second));
+          }
+        }
+        continue;
+      }
+      InFile = &S;
+      if (S.Line != L.Line || S.S.Name != L.Syscall || !functionMatches(L.Function, S.S.Call))
+        continue;
+      Found = true;
+      if (L.SourceHash) {
+        auto Now = sourceLineHash(S.FullPath, S.Line);
+        if (!Now) {
+          missed(S.S.Call, "StalePlan",
+                 Name + ": cannot read " + S.FullPath + " to check the plan's source_hash; left as it is");
+          Stale = true;
+          continue;
+        }
+        if (*Now != *L.SourceHash) {
+          missed(S.S.Call, "StalePlan",
+                 Name + ": stale plan: " + describe(S) + " is not the source line the plan was made from (source_hash " +
+                     *L.SourceHash + ", now " + *Now + "); left as it is");
+          Stale = true;
+          continue;
+        }
+      } else {
+        analysis(S.S.Call, "NoSourceHash",
+                 Name + ": the plan has no source_hash for " + describe(S) +
+                     ": whether the source changed is not checked (the region is still proved on the IR)");
+      }
+      analysis(S.S.Call, "Matched",
+               Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there)");
+      if (std::find(Matched.begin(), Matched.end(), &S) == Matched.end())
+        Matched.push_back(&S);
+    }
+    if (!Found && InFile)
+      missed(InFile->S.Call, "StalePlan",
+             Name + ": stale plan: no call to " + L.Syscall + " at " +
+                 sys::path::filename(InFile->File) + ":" + Twine(L.Line) +
+                 (L.Function.empty() ? "" : " in " + L.Function) + " in this source; left as it is");
+  }
+  if (Stale || Matched.empty())
+    return;
+
+  // The write→read pairs of a copy cluster: after loop rotation (§3.3.3) a
+  // write followed by the next iteration's read.
+  bool IsCopy = C.Calls.size() == 2 &&
+                ((C.Calls[0].Syscall == "read" && C.Calls[1].Syscall == "write") ||
+                 (C.Calls[0].Syscall == "write" && C.Calls[1].Syscall == "read"));
+  bool Tried = false;
+  for (const Site *A : Matched)
+    for (const Site *B : Matched) {
+      if (A == B || Replaced.count(A->S.Call) || Replaced.count(B->S.Call))
+        continue;
+      // The cluster's edges, in both directions for a loop (the back edge).
+      bool Edge = false;
+      for (size_t I = 0; I < C.Calls.size(); ++I) {
+        size_t J = I + 1;
+        if (J == C.Calls.size()) {
+          if (C.Shape != "loop" && C.Shape != "run")
+            break;
+          J = 0;
+        }
+        if (C.Calls[I].Syscall == A->S.Name && C.Calls[J].Syscall == B->S.Name)
+          Edge = true;
+      }
+      if (!Edge)
+        continue;
+      Function *F = A->S.Call->getFunction();
+      if (B->S.Call->getFunction() != F) {
+        missed(A->S.Call, "Inlining",
+               Name + ": " + describe(*A) + " and " + describe(*B) +
+                   " are in different functions: inlining the one into the other (§3.3) is not done yet");
+        Tried = true;
+        continue;
+      }
+      Tried = true;
+      if (auto Why = checkPair(*A, *B)) {
+        missed(A->S.Call, "Region",
+               Name + ": " + describe(*A) + " -> " + describe(*B) + " is not a clusterable region: " +
+                   Why->Condition + ": " + Why->Detail);
+        continue;
+      }
+      analysis(A->S.Call, "Region",
+               Name + ": " + describe(*A) + " -> " + describe(*B) +
+                   " is a clusterable region (dominance, safety, convexity, argument safety, linearity hold)");
+      if (!(IsCopy && A->S.Name == "write" && B->S.Name == "read")) {
+        missed(A->S.Call, "NotReplaced",
+               Name + ": replacing a " + A->S.Name + " -> " + B->S.Name +
+                   " region with mc_run is not implemented yet; left as it is");
+        continue;
+      }
+      if (auto Why = checkWriteReadLoop(*A, *B)) {
+        missed(A->S.Call, "NotReplaced",
+               Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
+                   Why->Condition + ": " + Why->Detail);
+        continue;
+      }
+      std::string Msg = Name + ": the loop of " + describe(*A) + " -> " + describe(*B) +
+                        " became one looped multi-call (libmulticall mc_run_loop, auto backend: "
+                        "copy_file_range between regular files, the calls as they are elsewhere)";
+      const CallBase *At = A->S.Call;
+      ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
+      Instruction *MC = replaceWriteReadLoop(*A, *B);
+      Replaced[A->S.Call] = {MC, C.Id};
+      Replaced[B->S.Call] = {MC, C.Id};
+      Changed.insert(F);
+      // The dominator tree and alias analysis of F describe the loop just erased.
+      FAM.invalidate(*F, PreservedAnalyses::none());
+    }
+  if (!Tried && !Already)
+    missed(Matched.front()->S.Call, "Region",
+           Name + ": the cluster's calls matched here do not form one of its edges; left as it is");
+}
+
+/// The five conditions of seed 000 §3.2 for Between(a, b).
+std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
+  Function &F = *A.S.Call->getFunction();
+  DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+  AAResults &AA = FAM.getResult<AAManager>(F);
+  CallBase *IA = A.S.Call, *IB = B.S.Call;
+
+  // 1. Dominance: a, the region's entry, dominates b.
+  if (!DT.dominates(IA, IB)) {
+    std::string Why;
+    if (IA->getParent() == IB->getParent())
+      Why = " (it comes after it in the block)";
+    else if (DT.dominates(IB, IA))
+      Why = " (" + B.S.Name + " comes first on every path: in a loop not rotated, the next " + B.S.Name +
+            " is reached through the loop test; loop rotation (§3.3.3, clang -O1 and above) puts it after " +
+            A.S.Name + ")";
+    return Refusal{"dominance", describe(A) + " does not dominate " + describe(B) + Why};
+  }
+
+  // Between(a, b): every x with a dom x dom b — the instructions after a
+  // and before b on the dominator-tree path from a's block to b's.
+  SmallVector<BasicBlock *, 4> Chain; // a's block ... b's block
+  for (DomTreeNode *N = DT.getNode(IB->getParent()); N; N = N->getIDom()) {
+    Chain.push_back(N->getBlock());
+    if (N->getBlock() == IA->getParent())
+      break;
+  }
+  std::reverse(Chain.begin(), Chain.end());
+  SmallVector<Instruction *, 16> Between;
+  for (BasicBlock *BB : Chain)
+    for (Instruction &I : *BB) {
+      if (BB == IA->getParent() && !DT.dominates(IA, &I))
+        continue;
+      if (&I == IA || &I == IB)
+        continue;
+      if (BB == IB->getParent() && !I.comesBefore(IB))
+        continue;
+      if (isa<PHINode>(I) || I.isTerminator())
+        continue;
+      Between.push_back(&I);
+    }
+
+  // 5. Linearity: control flows from a to b without a choice.
+  for (size_t I = 0; I + 1 < Chain.size(); ++I) {
+    auto *Br = dyn_cast<BranchInst>(Chain[I]->getTerminator());
+    if (Br && Br->isUnconditional() && Br->getSuccessor(0) == Chain[I + 1])
+      continue;
+    std::string Extra;
+    if (Br && Br->isConditional())
+      for (BasicBlock *Succ : Br->successors())
+        if (Succ != Chain[I + 1] && doesNotReturn(Succ))
+          Extra = " (its other side does not return: the mutually exclusive restructuring of "
+                  "§3.3.2 would make it linear; not implemented yet)";
+    return Refusal{"linearity", "a branch (" + describe(Chain[I]->getTerminator()) +
+                                    ") lies between the calls" + Extra};
+  }
+
+  // 2 and 3. Safety and convexity: what lies between the calls is either
+  // part of the region (setting up arguments, retrieving results: code
+  // without side effects) or can be moved out of the way (§3.3.1: no side
+  // effects, guaranteed to terminate, independent of the calls).
+  for (Instruction *I : Between) {
+    if (I->isDebugOrPseudoInst() || I->isLifetimeStartOrEnd())
+      continue;
+    if (auto *CB = dyn_cast<CallBase>(I); CB && recognizeSyscall(*CB))
+      continue; // a system call between: it joins the region
+    if (!I->mayHaveSideEffects() && !I->mayReadFromMemory() && isSafeToSpeculativelyExecute(I))
+      continue;
+    if (auto *LI = dyn_cast<LoadInst>(I); LI && LI->isSimple()) {
+      MemoryLocation Loc = MemoryLocation::get(LI);
+      if (!mayWrite(A.S, Loc, AA))
+        continue; // independent of a: it can move before it
+      return Refusal{"convexity", describe(I) + " reads memory that " + describe(A) +
+                                       " may write; it lies between the calls and cannot move out"};
+    }
+    if (isa<CallBase>(I))
+      return Refusal{"safety", describe(I) + " lies between the calls: user code cannot run in a multi-call, "
+                                              "and it has side effects, so it cannot move out of the region"};
+    return Refusal{"convexity", describe(I) + " has side effects and lies between the calls: "
+                                               "it cannot move out of the region"};
+  }
+
+  // 4. Argument safety: b's arguments are constants, values defined outside
+  // the region, or a's result.
+  SmallPtrSet<Instruction *, 16> InRegion(Between.begin(), Between.end());
+  for (unsigned K = B.S.FirstArg; K < IB->arg_size(); ++K) {
+    Value *V = IB->getArgOperand(K);
+    if (isa<Constant>(V))
+      continue;
+    auto *I = dyn_cast<Instruction>(V);
+    if (!I || (!InRegion.count(I) && I != IA))
+      continue;
+    if (I == IA || throughLossless(I, ~uint64_t(0) >> 1, true) == IA ||
+        isa<LoadInst>(I)) // a load independent of a (checked above) moves before the region
+      continue;
+    return Refusal{"argument safety", "argument " + Twine(K - B.S.FirstArg + 1).str() + " of " + describe(B) +
+                                          " is an expression computed between the calls (" + describe(I) + ")"};
+  }
+  return std::nullopt;
+}
+
+/// Beyond the five conditions: what replacing the rotated copy loop
+///   L: p = phi [init, pre], [r, L];  write(out, wbuf, p);  r = read(in, rbuf, C);  br r > 0, L, exit
+/// by __syscluster_write_read_loop(out, wbuf, in, rbuf, C, init) needs.
+std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site &R) {
+  CallBase *CW = W.S.Call, *CR = R.S.Call;
+  BasicBlock *L = CW->getParent();
+  Function &F = *L->getParent();
+  const DataLayout &DL = M.getDataLayout();
+  AAResults &AA = FAM.getResult<AAManager>(F);
+  DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+  AssumptionCache &AC = FAM.getResult<AssumptionAnalysis>(F);
+
+  if (CR->getParent() != L)
+    return Refusal{"linearity", "the write and the read are not in one block"};
+  if (W.S.FirstArg || R.S.FirstArg || W.S.Fortified)
+    return Refusal{"IR not understood", "only the libc wrappers read/write (and __read_chk) are replaced"};
+  // The calls as libc declares them: (int, ptr, size_t) -> ssize_t.
+  for (CallBase *CB : {CW, CR}) {
+    Type *I64 = Type::getInt64Ty(M.getContext());
+    if (CB->getType() != I64 || CB->arg_size() < 3 ||
+        !CB->getArgOperand(0)->getType()->isIntegerTy(32) ||
+        !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
+      return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
+  }
+  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
+  if (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so "
+                                      "the write's count cannot be proved to be the read's result"};
+  uint64_t Max = Count->getZExtValue();
+  if (R.S.Fortified) {
+    auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
+    if (!Len || Len->getZExtValue() < Max)
+      return Refusal{"safety", "the fortified read's check (__read_chk) is not proved to pass"};
+  }
+
+  // §3.4: the region must be the whole loop body — one block that loops to
+  // itself while the read returns more than 0, and leaves to one exit.
+  auto *Br = dyn_cast<BranchInst>(L->getTerminator());
+  if (!Br || !Br->isConditional() || (Br->getSuccessor(0) != L && Br->getSuccessor(1) != L))
+    return Refusal{"loop", "the block holding the calls is not a whole loop body (§3.4)"};
+  BasicBlock *Exit = Br->getSuccessor(0) == L ? Br->getSuccessor(1) : Br->getSuccessor(0);
+  if (Exit == L || !continuesWhilePositive(Br, L, CR, Max))
+    return Refusal{"loop", "the loop does not go on exactly while the read returns more than 0"};
+  BasicBlock *Pre = nullptr;
+  for (BasicBlock *P : predecessors(L)) {
+    if (P == L)
+      continue;
+    if (Pre && Pre != P)
+      return Refusal{"dominance", "the loop is entered from more than one place"};
+    Pre = P;
+  }
+  if (!Pre || isa<CallBrInst>(Pre->getTerminator()) || !isa<BranchInst>(Pre->getTerminator()))
+    return Refusal{"dominance", "the loop has no single ordinary entry"};
+
+  // Safety: the body holds only the calls, the carried read result, the
+  // arguments' setup and the loop test; loads that no call of the loop may
+  // write are moved in front of it (§3.3.1).
+  PHINode *Carried = nullptr;
+  for (Instruction &I : *L) {
+    if (&I == CW || &I == CR || &I == Br || I.isDebugOrPseudoInst())
+      continue;
+    if (auto *Phi = dyn_cast<PHINode>(&I)) {
+      if (Carried)
+        return Refusal{"safety", "a value other than the read's result is carried around the loop (" +
+                                     describe(Phi) + ")"};
+      if (Phi->getIncomingValueForBlock(L) != CR)
+        return Refusal{"safety", "the value carried around the loop is not the read's result"};
+      Carried = Phi;
+      continue;
+    }
+    if (auto *LI = dyn_cast<LoadInst>(&I)) {
+      if (!LI->isSimple())
+        return Refusal{"safety", describe(LI) + " is volatile or atomic"};
+      auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
+      if (Ptr && Ptr->getParent() == L)
+        return Refusal{"argument safety", "the address of " + describe(LI) + " is computed in the loop"};
+      if (mayWrite(R.S, MemoryLocation::get(LI), AA))
+        return Refusal{"argument safety", describe(LI) + " reads memory the loop's read may write "
+                                          "(alias analysis cannot separate it from the buffer)"};
+      if (!isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(), DL,
+                                              Pre->getTerminator(), &AC, &DT))
+        return Refusal{"safety", describe(LI) + " is not known to be safe to load before the loop"};
+      continue;
+    }
+    if (isa<CallBase>(I) && I.isLifetimeStartOrEnd())
+      return Refusal{"safety", "the buffer's lifetime starts or ends inside the loop"};
+    if (I.mayHaveSideEffects() || I.mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(&I))
+      return Refusal{"safety", describe(&I) + " is user code in the loop body: it cannot run inside a multi-call"};
+    // Pure code: its uses are checked below (arguments, loop test, after the loop).
+  }
+  if (!Carried)
+    return Refusal{"loop", "the write's count is not carried from the previous read"};
+  for (User *U : Carried->users())
+    if (auto *I = dyn_cast<Instruction>(U); !I || I->getParent() != L)
+      return Refusal{"safety", "the previous read's result is used after the loop"};
+
+  // Argument safety: fds and buffers are the same in every iteration, the
+  // write's count is exactly the previous read's result.
+  for (unsigned K : {0u, 1u})
+    for (CallBase *CB : {CW, CR}) {
+      Value *V = CB->getArgOperand(K);
+      if (auto *I = dyn_cast<Instruction>(V); I && I->getParent() == L && !isa<LoadInst>(I))
+        return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                              " is computed in the loop"};
+    }
+  if (throughLossless(CW->getArgOperand(2), Max, true) != Carried)
+    return Refusal{"argument safety", "the write's count is not the previous read's result"};
+
+  // The first iteration's count: a read of at most Max bytes whose result
+  // was tested > 0 on the way in, as the loop's own reads are.
+  Value *Init = Carried->getIncomingValueForBlock(Pre);
+  auto *InitCall = dyn_cast<CallBase>(Init);
+  auto InitS = InitCall ? recognizeSyscall(*InitCall) : std::nullopt;
+  auto *InitCount = InitS && InitS->Name == "read" && !InitS->FirstArg
+                        ? dyn_cast<ConstantInt>(InitCall->getArgOperand(2))
+                        : nullptr;
+  if (!InitCount || InitCount->getZExtValue() > Max ||
+      !continuesWhilePositive(dyn_cast<BranchInst>(Pre->getTerminator()), L, InitCall, Max))
+    return Refusal{"argument safety", "the loop's first write count is not a read's result tested > 0 "
+                                      "before the loop"};
+
+  // Same values in the same variables: the write's result is not used
+  // (the program ignores it, so the loop goes on after a failing write, as
+  // the replacement does), and after the loop only the last read's result is.
+  if (!CW->use_empty())
+    return Refusal{"safety", "the write's result is used: a loop that checks its writes is not replaced yet"};
+  for (Instruction &I : *L)
+    for (User *U : I.users()) {
+      auto *UI = dyn_cast<Instruction>(U);
+      if (!UI || UI->getParent() == L)
+        continue;
+      if (&I == CR || (isa<CastInst>(I) && I.getOperand(0) == CR))
+        continue;
+      return Refusal{"safety", describe(&I) + " computed in the loop is used after it"};
+    }
+
+  // Never a slower program: the gain is the copy fused into copy_file_range,
+  // which needs one buffer.
+  if (CW->getArgOperand(1) != CR->getArgOperand(1) &&
+      !AA.isMustAlias(CW->getArgOperand(1), CR->getArgOperand(1)))
+    return Refusal{"no gain", "the write and the read use different buffers: the multi-call could not "
+                              "fuse them into a copy and would only add bookkeeping"};
+  return std::nullopt;
+}
+
+Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
+  CallBase *CW = W.S.Call, *CR = R.S.Call;
+  BasicBlock *L = CW->getParent();
+  Function &F = *L->getParent();
+  LLVMContext &Ctx = M.getContext();
+  auto *Br = cast<BranchInst>(L->getTerminator());
+  BasicBlock *Exit = Br->getSuccessor(0) == L ? Br->getSuccessor(1) : Br->getSuccessor(0);
+  BasicBlock *Pre = nullptr;
+  PHINode *Carried = nullptr;
+  for (BasicBlock *P : predecessors(L))
+    if (P != L)
+      Pre = P;
+  for (PHINode &Phi : L->phis())
+    Carried = &Phi;
+
+  BasicBlock *N = BasicBlock::Create(Ctx, "syscluster.copy", &F, L);
+  IRBuilder<> B(N);
+  B.SetCurrentDebugLocation(CW->getDebugLoc());
+  // Loads proved independent of the loop's calls move in front of it.
+  DenseMap<Value *, Value *> Hoisted;
+  auto arg = [&](Value *V) -> Value * {
+    auto *LI = dyn_cast<LoadInst>(V);
+    if (!LI || LI->getParent() != L)
+      return V;
+    if (!Hoisted.count(LI)) {
+      Instruction *C = LI->clone();
+      B.Insert(C);
+      Hoisted[LI] = C;
+    }
+    return Hoisted[LI];
+  };
+  Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
+  FunctionCallee Loop = M.getOrInsertFunction(
+      "__syscluster_write_read_loop", FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64}, false));
+  Value *Args[] = {arg(CW->getArgOperand(0)), arg(CW->getArgOperand(1)), arg(CR->getArgOperand(0)),
+                   arg(CR->getArgOperand(1)), CR->getArgOperand(2), Carried->getIncomingValueForBlock(Pre)};
+  CallInst *Last = B.CreateCall(Loop, Args);
+  Last->setDebugLoc(CR->getDebugLoc());
+  // The values the loop leaves: its last read's result, and casts of it.
+  DenseMap<Value *, Value *> After;
+  After[CR] = Last;
+  for (Instruction &I : *L)
+    if (auto *C = dyn_cast<CastInst>(&I); C && C->getOperand(0) == CR &&
+                                          any_of(C->users(), [&](User *U) {
+                                            return cast<Instruction>(U)->getParent() != L;
+                                          }))
+      After[C] = B.CreateCast(C->getOpcode(), Last, C->getType());
+  B.CreateBr(Exit);
+
+  Pre->getTerminator()->replaceSuccessorWith(L, N);
+  for (PHINode &Phi : Exit->phis()) {
+    int Idx = Phi.getBasicBlockIndex(L);
+    if (Idx < 0)
+      continue;
+    Value *V = Phi.getIncomingValue(Idx);
+    if (After.count(V))
+      V = After[V];
+    Phi.setIncomingValue(Idx, V);
+    Phi.setIncomingBlock(Idx, N);
+  }
+  for (auto &[From, To] : After)
+    const_cast<Value *>(From)->replaceUsesWithIf(To, [&](Use &U) {
+      return cast<Instruction>(U.getUser())->getParent() != L;
+    });
+  L->dropAllReferences();
+  L->eraseFromParent();
+  return Last;
+}
+
+} // namespace
+
+PreservedAnalyses SysClusterPass::run(Module &M, ModuleAnalysisManager &MAM) {
+  if (PlanPath.empty())
+    return PreservedAnalyses::all();
+  auto P = loadPlan(PlanPath);
+  if (!P) {
+    M.getContext().emitError("syscluster: " + toString(P.takeError()));
+    return PreservedAnalyses::all();
+  }
+  auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+  ClusterPass CP(M, FAM);
+  return CP.run(*P) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}

@@ -1,0 +1,71 @@
+//===- Syscalls.cpp - which calls are system calls ------------------------===//
+#include "SysCluster/Syscalls.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+
+using namespace llvm;
+
+namespace syscluster {
+
+namespace {
+struct Entry {
+  long Nr;
+  unsigned Args;
+};
+struct Table {
+  StringMap<Entry> ByName;
+  DenseMap<long, StringRef> ByNr;
+  Table() {
+#define SC_SYSCALL(NR, NAME, NARGS)                                            \
+  ByName[NAME] = {NR, NARGS};                                                  \
+  ByNr[NR] = NAME;
+#include "Syscalls.def"
+#undef SC_SYSCALL
+  }
+};
+} // namespace
+
+static const Table &table() {
+  static const Table T;
+  return T;
+}
+
+std::optional<SyscallSite> recognizeSyscall(CallBase &CB) {
+  Function *F = CB.getCalledFunction();
+  if (!F || !F->isDeclaration() || F->isIntrinsic())
+    return std::nullopt;
+  StringRef Name = F->getName();
+  const Table &T = table();
+  SyscallSite S;
+  S.Call = &CB;
+  if (Name == "syscall") {
+    auto *Nr = CB.arg_size() ? dyn_cast<ConstantInt>(CB.getArgOperand(0)) : nullptr;
+    if (!Nr)
+      return std::nullopt;
+    auto It = T.ByNr.find(Nr->getSExtValue());
+    if (It == T.ByNr.end())
+      return std::nullopt;
+    S.Name = It->second.str();
+    S.Nr = Nr->getSExtValue();
+    S.FirstArg = 1;
+    return S;
+  }
+  StringRef Base = Name;
+  if (Name.starts_with("__") && Name.ends_with("_chk")) {
+    Base = Name.drop_front(2).drop_back(4);
+    S.Fortified = true;
+  } else if (Name == "__open_2" || Name == "__openat_2") {
+    Base = Name.drop_front(2).drop_back(2);
+    S.Fortified = true;
+  }
+  auto It = T.ByName.find(Base);
+  if (It == T.ByName.end())
+    return std::nullopt;
+  S.Name = Base.str();
+  S.Nr = It->second.Nr;
+  return S;
+}
+
+} // namespace syscluster

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The looped multi-call the compiler plugin puts in place of a rotated
+ * copy loop (seed 000 §3.3.3, §3.4):
+ *
+ *     do { write(out, wbuf, n); n = read(in, rbuf, bs); } while (n > 0);
+ *     return n;
+ *
+ * with exactly what that loop leaves: every write's failure sets errno as
+ * libc's write would and the loop goes on (the program ignored write's
+ * result, which the plugin proved), short writes are not retried, the last
+ * read's result is returned (-1 with errno set, or 0), and libmulticall
+ * leaves the buffer holding what the reads would have left in it.
+ *
+ * The write is checked in the multi-call so that each failure comes back
+ * here, where errno is set as it would have been and the loop resumes with
+ * the read that followed it.  Without a context (no memory), or called again
+ * from a signal handler while this thread is inside it, the loop runs as the
+ * program wrote it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "multicall.h"
+
+static __thread struct mc_ctx *loop_ctx;
+static __thread int loop_busy;
+
+static long plain_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs, long n)
+{
+	do {
+		(void)write(out, wbuf, (size_t)n);
+		n = read(in, rbuf, bs);
+	} while (n > 0);
+	return n;
+}
+
+long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs,
+				  long n)
+{
+	struct mc_call body[2];
+	const struct mc_loop loop = {1, MC_WHILE_GT, 0, ULONG_MAX};
+	unsigned long iterations;
+	int r;
+
+	if (loop_busy)
+		return plain_loop(out, wbuf, in, rbuf, bs, n);
+	if (!loop_ctx && !(loop_ctx = mc_ctx_new(MC_BACKEND_AUTO)))
+		return plain_loop(out, wbuf, in, rbuf, bs, n);
+	loop_busy = 1;
+	for (;;) {
+		mc_prep_write(&body[0], out, wbuf, 0);
+		mc_set_ref(&body[0], 2, 1); /* write's count is the previous read's result */
+		mc_set_check(&body[0]);
+		mc_prep_read(&body[1], in, rbuf, bs);
+		mc_set_check(&body[1]);
+		body[1].result = n;
+		r = mc_run_loop(loop_ctx, body, 2, &loop, &iterations);
+		if (r < 0) { /* refused before running anything */
+			loop_busy = 0;
+			return plain_loop(out, wbuf, in, rbuf, bs, n);
+		}
+		if (r == 0) { /* a write failed: the program's errno, then its next read */
+			errno = (int)-body[0].result;
+			n = read(in, rbuf, bs);
+			if (n > 0)
+				continue;
+			break;
+		}
+		n = body[1].result; /* the read that ended the loop */
+		if (n < 0) {
+			errno = (int)-n;
+			n = -1;
+		}
+		break;
+	}
+	loop_busy = 0;
+	return n;
+}

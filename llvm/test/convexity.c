@@ -1,0 +1,24 @@
+// Condition 3, convexity: everything between the calls is in the region or
+// moves out of its way (§3.3.1).  A load the calls cannot write moves; a
+// store to the program's memory does not.
+// RUN: %make-plan %s --calls write,read --shape sequence > %t.plan
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
+#include <unistd.h>
+
+int in_fd;
+long blocks;
+
+long ok(int out, char *buf, long n)
+{
+    write(out, buf, n);              // sc: write ok
+    return read(in_fd, buf, 4096);   // sc: read ok
+}
+// CHECK: remark: plan cluster #1 (copy-offload): write at convexity.c:13 -> read at convexity.c:14 is a clusterable region
+
+long bad(int out, char *buf, long n)
+{
+    write(out, buf, n);              // sc: write bad
+    blocks++;
+    return read(in_fd, buf, 4096);   // sc: read bad
+}
+// CHECK: remark: plan cluster #2 (copy-offload): write at convexity.c:20 -> read at convexity.c:22 is not a clusterable region: convexity: store at convexity.c:21 has side effects and lies between the calls

@@ -1,0 +1,30 @@
+# lit configuration of the syscluster plugin's tests: each test is a C file
+# compiled by clang-19 -O2 -g with the plugin (or hand-written IR run by opt) and a plan made from its own
+# `// sc: CALL` markers (make-plan.py); FileCheck checks remarks and IR.
+import os
+import subprocess
+
+import lit.formats
+
+config.name = "syscluster-llvm"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".c", ".ll"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(__file__), "..", "build", "test")
+
+llvm_config = os.environ.get("LLVM_CONFIG", "llvm-config-19")
+bindir = subprocess.check_output([llvm_config, "--bindir"], text=True).strip()
+plugin = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "build", "SysCluster.so"))
+if not os.path.exists(plugin):
+    lit_config.fatal(f"{plugin} is missing: run make -C llvm first")
+
+config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+config.substitutions.append(
+    ("%clang-sc", f"{bindir}/clang -O2 -g -fpass-plugin={plugin} -Xclang -load -Xclang {plugin}"))
+config.substitutions.append(("%clang", f"{bindir}/clang"))
+config.substitutions.append(("%opt-sc", f"{bindir}/opt -load-pass-plugin={plugin} -passes=syscluster"))
+config.substitutions.append(("%plugin", plugin))
+config.substitutions.append(
+    ("%remarks", "-Rpass=syscluster -Rpass-missed=syscluster -Rpass-analysis=syscluster"))
+config.substitutions.append(
+    ("%make-plan", "python3 " + os.path.join(os.path.dirname(__file__), "make-plan.py")))

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Write a plan (docs/PLAN_FORMAT.md) with one cluster for a lit test, from
+the test's own source: each line ending in `// sc: CALL [FUNCTION]` is a
+location of CALL (in FUNCTION, default --function), so the test states where
+its calls are once, next to them.  Each function gets its own cluster.
+
+    make-plan.py SOURCE [--calls read,write] [--shape loop] [--function main]
+                 [--hash | --bad-hash] [--no-lines] > PLAN
+"""
+import argparse
+import json
+import re
+
+
+def fnv1a(text):
+    h = 0xCBF29CE484222325
+    for b in text.encode():
+        h ^= b
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("source")
+    ap.add_argument("--calls", default="read,write")
+    ap.add_argument("--shape", default="loop")
+    ap.add_argument("--function", default="main")
+    ap.add_argument("--hash", action="store_true", help="add each line's source_hash")
+    ap.add_argument("--bad-hash", action="store_true", help="add a source_hash that does not match")
+    ap.add_argument("--no-lines", action="store_true", help="as from a binary without debug info")
+    a = ap.parse_args()
+    by_function = {}
+    with open(a.source) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"// sc: (\w+)(?: (\w+))?\s*$", line)
+            ir = re.search(r"^; line (\d+): // sc: (\w+)(?: (\w+))?\s*$", line)
+            if ir:  # hand-written IR: the line of the C it pretends to come from
+                n, m = int(ir.group(1)), None
+                call, fn = ir.group(2), ir.group(3)
+            elif m:
+                call, fn = m.group(1), m.group(2)
+            else:
+                continue
+            function = fn or a.function
+            loc = {"syscall": call, "module": "/recorded/prog", "offset": 4096 + n,
+                   "function": function, "count": 100}
+            if not a.no_lines:
+                # Another checkout's path: matched by its suffix.
+                loc["file"] = "/elsewhere/checkout/llvm/test/" + a.source.rsplit("/", 1)[-1].replace(".ll", ".c")
+                loc["line"] = n
+            if a.hash:
+                loc["source_hash"] = fnv1a(line.strip(" \t\r\n\f\v"))
+            if a.bad_hash:
+                loc["source_hash"] = "0123456789abcdef"
+            by_function.setdefault(function, []).append(loc)
+    calls = [{"syscall": c, "nr": {"read": 0, "write": 1}.get(c, -1), "results": {}}
+             for c in a.calls.split(",")]
+    clusters = [{"id": i, "rule": "copy-offload", "mechanism": "copy_file_range",
+                 "shape": a.shape, "calls": calls, "locations": locs}
+                for i, locs in enumerate(by_function.values(), 1)]
+    plan = {"plan_version": 1, "tool": "make-plan.py", "clusters": clusters}
+    print(json.dumps(plan, indent=1))
+
+
+if __name__ == "__main__":
+    main()

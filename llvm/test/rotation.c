@@ -1,0 +1,21 @@
+// Loop rotation (§3.3.3): clang's -O2 pipeline rotates the copy loop so
+// that the write and the next read share one block, and the loop becomes
+// a looped multi-call; at -O0 the loop is not rotated, the read comes first
+// on every path, and the remark says why nothing is done.
+// RUN: %make-plan %s > %t.plan
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=O2
+// RUN: %clang-sc -O0 -mllvm -syscluster-plan=%t.plan %remarks -S -emit-llvm %s -o %t.ll 2>&1 | FileCheck %s --check-prefix=O0
+// RUN: FileCheck %s --check-prefix=O0-IR < %t.ll
+#include <unistd.h>
+
+void copy(int in, int out)
+{
+    char buf[4096];
+    long n;
+    while ((n = read(in, buf, sizeof buf)) > 0)  // sc: read copy
+        write(out, buf, n);                      // sc: write copy
+}
+// O2: remark: plan cluster #1 (copy-offload): the loop of write at rotation.c:16 -> read at rotation.c:15 became one looped multi-call
+// O0: remark: plan cluster #1 (copy-offload): write at rotation.c:16 -> read at rotation.c:15 is not a clusterable region: dominance: write at rotation.c:16 does not dominate read at rotation.c:15 (read comes first on every path: in a loop not rotated, the next read is reached through the loop test; loop rotation (§3.3.3, clang -O1 and above) puts it after write)
+// O0-NOT: became one looped multi-call
+// O0-IR-NOT: __syscluster_write_read_loop
