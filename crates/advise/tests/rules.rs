@@ -489,6 +489,18 @@ fn reopening_one_file_and_the_multicall_of_its_rounds() {
     assert_eq!(r.parameters["path"], "/etc/app.conf");
     let m = rec(&a, "multicall");
     assert!(m.after.contains("mc_run(ctx, c, 3)"), "{}", m.after);
+    // The fd comes from the open by its value profile, not by a result
+    // match counted on an edge: that profile is the evidence.
+    assert!(
+        !m.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { count: 0, .. })),
+        "a result match with no count: {:?}",
+        m.evidence
+    );
+    assert!(
+        m.evidence.iter().any(|e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result")),
+        "the open's result profile is the evidence: {:?}",
+        m.evidence
+    );
     assert!(
         m.after.contains("/* fd = result of c[") || m.after.contains("mc_set_ref"),
         "the fd comes from openat:\n{}",
@@ -935,28 +947,6 @@ fn no_function_claimed_without_symbols() {
     let text = syscluster_advise::text::render(&a);
     assert!(!text.contains("code: one function"), "{text}");
     assert!(!text.contains("tar:?"), "{text}");
-}
-
-#[test]
-fn fd_value_dependencies_show_the_value_profile_not_an_uncounted_match() {
-    let mut s = Sim::new();
-    for _ in 0..100 {
-        s.at(0x1010).open("/etc/app.conf", 3);
-        s.at(0x1020).call("read", &[3, 0x5000, 4096], 64);
-        s.at(0x1030).call("close", &[3], 0);
-    }
-    let a = run(&s.finish());
-    let m = rec(&a, "multicall");
-    assert!(
-        !m.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { count: 0, .. })),
-        "a result match with no count: {:?}",
-        m.evidence
-    );
-    assert!(
-        m.evidence.iter().any(|e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result")),
-        "the open's result profile is the evidence: {:?}",
-        m.evidence
-    );
 }
 
 /// What aggregate mode keeps of a profile: the graph, counts and times.
