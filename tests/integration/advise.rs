@@ -211,8 +211,12 @@ fn stat_storm_reopen_datagrams_and_raw_clock() {
     let a = strace_advice(d.path(), &[&prog("statstorm"), &p(&d, "s"), "300"]);
     assert_eq!(rules(&a), set(&["stat-storm"]));
     assert_eq!(a.recommendations[0].saving.bound, "upper_bound");
+    // A configuration the program writes (it creates it) is never kept
+    // open; one that exists before the run is.
     let a = strace_advice(d.path(), &[&prog("reopen"), &p(&d, "conf"), "300"]);
-    assert_eq!(rules(&a), set(&["reopen-same-file", "multicall"]));
+    assert!(!rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
+    let a = strace_advice(d.path(), &[&prog("reopen"), &p(&d, "conf"), "300"]);
+    assert!(rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
     assert_eq!(
         a.recommendations
             .iter()

@@ -58,6 +58,19 @@ pub struct CostBasis {
     /// Whether the profile's kernel times are used for the calls the
     /// calibration does not cover (only precise ones: BPF).
     pub profile_kernel_times: bool,
+    /// The run every share is of, ns: the recorded duration less the
+    /// recorder's calibrated cost per call, or the recorded duration.
+    #[serde(default)]
+    pub run_ns: f64,
+    /// Whether `run_ns` is the untraced program (estimated).
+    #[serde(default)]
+    pub run_untraced: bool,
+    /// The recorder's cost taken out of the profile's times, per recorded
+    /// call: wall time and kernel time, ns (from the calibration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer_ns_per_call: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer_kernel_ns_per_call: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -101,7 +114,9 @@ pub struct Dependency {
 pub struct Placement {
     /// `adjacent` (one function, only argument set-up between the calls),
     /// `one_function` (one function, other code between some calls),
-    /// `several_functions`, or `unknown` (no code locations).
+    /// `several_functions`, `no_symbols` (code locations without function
+    /// names, some calls more than 64 bytes apart: whether one function
+    /// holds them is not known), or `unknown` (no code locations).
     pub class: String,
     pub functions: Vec<String>,
     /// One line per transition with code between the calls.
@@ -220,8 +235,13 @@ pub enum Evidence {
 pub struct Saving {
     /// Estimated time saved, ns.
     pub ns: f64,
-    /// ns / the recorded run's duration.
+    /// ns / the run's duration: the untraced run, estimated, where the
+    /// recorder's cost is calibrated (`share_of` says which).
     pub share_of_run: f64,
+    /// What `share_of_run` is of: `untraced run, estimated`, `traced run`
+    /// (the recorder's cost not calibrated) or `run`.
+    #[serde(default)]
+    pub share_of: String,
     /// `estimate`, or `upper_bound` where the profile cannot tell how much
     /// of the work would go.
     pub bound: String,

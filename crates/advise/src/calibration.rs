@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The version this build writes and the only one it reads.
-pub const CALIBRATION_VERSION: u32 = 1;
+/// The version this build writes. Version 1 (no tracer costs) is still
+/// read: its advice then says that shares are of the traced run.
+pub const CALIBRATION_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -27,6 +28,36 @@ pub struct Calibration {
     /// wrote them; absent when mc-calibrate was not built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicall: Option<MulticallFigures>,
+    /// What recording costs per recorded call, by backend and mode: taken
+    /// out of a profile's duration and kernel times before estimating.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracers: Vec<TracerCost>,
+}
+
+/// The recorder's own cost per recorded call, with one backend and mode:
+/// a loop of cheap calls timed recorded and not.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TracerCost {
+    /// `bpf` or `ptrace`.
+    pub backend: String,
+    /// `events` or `aggregate`.
+    pub mode: String,
+    /// Wall time the recording adds per recorded call, ns (least disturbed
+    /// of the runs).
+    pub per_call_ns: f64,
+    /// What recording adds once per run (loading and attaching the
+    /// tracer, reading it out), ns.
+    #[serde(default)]
+    pub fixed_ns: f64,
+    /// Of `per_call_ns`, what the recorder adds to each call's measured kernel time
+    /// (its work between the call's entry and exit timestamps), ns.
+    pub kernel_ns: f64,
+    /// Calls recorded per run, and runs.
+    pub calls: u64,
+    pub samples: u32,
+    /// What exactly was timed.
+    pub what: String,
 }
 
 /// What makes two machines the same for the figures: the kernel (its entry
@@ -210,7 +241,7 @@ impl Calibration {
                     "no calibration_version".into(),
                 ))
             }
-            Some(n) if n != CALIBRATION_VERSION as u64 => {
+            Some(n) if n != CALIBRATION_VERSION as u64 && n != 1 => {
                 return Err(CalibrationError::Version(path.to_path_buf(), n))
             }
             Some(_) => {}
@@ -233,7 +264,27 @@ impl Calibration {
                 c.syscall, c.on, c.bytes
             ));
         }
+        if let Some(t) = self
+            .tracers
+            .iter()
+            .find(|t| !([t.per_call_ns, t.kernel_ns, t.fixed_ns]
+                .iter()
+                .all(|x| x.is_finite() && *x >= 0.0)))
+        {
+            return Err(format!(
+                "the tracer cost of {}/{} is not a non-negative number",
+                t.backend, t.mode
+            ));
+        }
         Ok(())
+    }
+
+    /// The recorder's cost per call for a profile recorded with `backend`
+    /// in `mode`, if measured.
+    pub fn tracer(&self, backend: &str, mode: &str) -> Option<&TracerCost> {
+        self.tracers
+            .iter()
+            .find(|t| t.backend == backend && t.mode == mode)
     }
 
     /// Loads the calibration at `path` and checks that it was made here.
@@ -345,6 +396,7 @@ mod tests {
                 cost("lseek", "file", 0, 200.0),
             ],
             multicall: None,
+            tracers: Vec::new(),
         }
     }
 

@@ -9,7 +9,7 @@
 //! crossing alone.
 
 use crate::advice::CostBasis;
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, TracerCost};
 use std::collections::BTreeSet;
 use syscluster_model::Profile;
 
@@ -47,8 +47,54 @@ pub struct Priced {
     pub basis: Basis,
 }
 
+/// The run the shares are of: the untraced program, estimated by taking the
+/// recorder's calibrated cost per recorded call out of the recorded
+/// duration, or the recorded run itself when that cost is not known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// ns: the denominator of every `share_of_run`.
+    pub ns: f64,
+    /// Whether `ns` is the untraced program (estimated) rather than the
+    /// recorded, traced run.
+    pub untraced: bool,
+    /// The recorder's cost taken out, ns.
+    pub tracer: Option<TracerTaken>,
+}
+
+impl Run {
+    /// What the shares are of, in words.
+    pub fn describe(&self) -> String {
+        match self.tracer {
+            Some(t) if self.untraced => format!(
+                "the untraced run, estimated: {} (the recorded {} less {} of recording: {:.0} ns per call and {} per run)",
+                syscluster_model::fmt::duration(self.ns),
+                syscluster_model::fmt::duration(t.recorded_ns),
+                syscluster_model::fmt::duration(t.recorded_ns - self.ns),
+                t.per_call_ns,
+                syscluster_model::fmt::duration(t.fixed_ns)
+            ),
+            _ if self.untraced => format!("the run ({})", syscluster_model::fmt::duration(self.ns)),
+            _ => format!(
+                "the recorded run, tracing included ({}): the recorder's cost is not calibrated",
+                syscluster_model::fmt::duration(self.ns)
+            ),
+        }
+    }
+}
+
+/// The recorder's calibrated cost, as taken out of a profile.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TracerTaken {
+    pub per_call_ns: f64,
+    pub kernel_ns: f64,
+    pub fixed_ns: f64,
+    /// The recorded duration it was taken from.
+    pub recorded_ns: f64,
+}
+
 pub struct CostModel<'a> {
     cal: Option<&'a Calibration>,
+    run: Run,
     basis: CostBasis,
     precise_kernel: bool,
     traced_kernel: bool,
@@ -79,14 +125,26 @@ impl<'a> CostModel<'a> {
             calibration: cal.and(cal_path),
             machine: cal.map(|c| c.machine.to_string()),
             profile_kernel_times: precise_kernel || traced_kernel,
+            run_ns: 0.0,
+            run_untraced: false,
+            tracer_ns_per_call: None,
+            tracer_kernel_ns_per_call: None,
         };
+        let tracer = cal.and_then(|c| c.tracer(&profile.meta.backend, &profile.meta.mode));
+        let run = untraced_run(profile, tracer, basis.crossing_ns);
+        let mut basis = basis;
+        basis.run_ns = run.ns;
+        basis.run_untraced = run.untraced;
+        basis.tracer_ns_per_call = run.tracer.map(|t| t.per_call_ns);
+        basis.tracer_kernel_ns_per_call = run.tracer.map(|t| t.kernel_ns);
+        let kernel_off = run.tracer.map_or(0.0, |t| t.kernel_ns);
         let kernel_ns = profile
             .nodes
             .iter()
             .map(|n| {
                 // Time blocked (off the CPU) is not what a crossing costs.
                 if n.count > 0 {
-                    n.working_ns() as f64 / n.count as f64
+                    (n.working_ns() as f64 / n.count as f64 - kernel_off).max(0.0)
                 } else {
                     0.0
                 }
@@ -94,6 +152,7 @@ impl<'a> CostModel<'a> {
             .collect();
         CostModel {
             cal,
+            run,
             basis,
             precise_kernel,
             traced_kernel,
@@ -103,6 +162,11 @@ impl<'a> CostModel<'a> {
 
     pub fn basis(&self) -> &CostBasis {
         &self.basis
+    }
+
+    /// The run the shares are of.
+    pub fn run(&self) -> &Run {
+        &self.run
     }
 
     pub fn crossing(&self) -> f64 {
@@ -160,5 +224,39 @@ impl<'a> CostModel<'a> {
             .map(|b| b.describe())
             .collect::<Vec<_>>()
             .join("; ")
+    }
+}
+
+/// Whether a profile's times were taken under a tracer (BPF programs at
+/// every call, ptrace stops, strace).
+pub fn traced(profile: &Profile) -> bool {
+    matches!(profile.meta.backend.as_str(), "bpf" | "ptrace" | "strace")
+}
+
+/// The run the shares of `profile` are of: its duration less the
+/// recorder's calibrated cost (once per run, and for every recorded call),
+/// never less than the crossings the program makes.
+pub fn untraced_run(profile: &Profile, tracer: Option<&TracerCost>, crossing_ns: f64) -> Run {
+    let recorded = profile.meta.duration_ns as f64;
+    let calls = profile.meta.total_calls as f64;
+    match tracer {
+        Some(t) if traced(profile) => Run {
+            ns: (recorded - t.fixed_ns - t.per_call_ns * calls)
+                .max(calls * crossing_ns)
+                .min(recorded)
+                .max(1.0),
+            untraced: true,
+            tracer: Some(TracerTaken {
+                per_call_ns: t.per_call_ns,
+                kernel_ns: t.kernel_ns,
+                fixed_ns: t.fixed_ns,
+                recorded_ns: recorded,
+            }),
+        },
+        _ => Run {
+            ns: recorded,
+            untraced: !traced(profile),
+            tracer: None,
+        },
     }
 }

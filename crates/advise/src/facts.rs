@@ -294,16 +294,36 @@ impl<'p> Facts<'p> {
                 l.function.clone().unwrap_or_else(|| "?".into())
             )
         };
-        let functions: BTreeSet<String> = sites.iter().map(fname).collect();
+        // Without a function name, a location is its module and offset.
+        let shown = |l: &Location| match &l.function {
+            Some(_) => fname(l),
+            None => format!(
+                "{}+{:#x}",
+                l.module.rsplit('/').next().unwrap_or(&l.module),
+                l.offset
+            ),
+        };
+        let functions: BTreeSet<String> = sites.iter().map(shown).collect();
         let mut gaps = Vec::new();
         let several = functions.len() > 1;
+        // Without symbols the offsets say how far apart the calls are, not
+        // whether one function holds them.
+        let unnamed = sites.iter().any(|l| l.function.is_none());
         for (i, w) in sites.windows(2).enumerate() {
             let (a, b) = (&w[0], &w[1]);
             let (la, lb) = (
                 format!("{} ({})", self.node(nodes[i]).syscall, a.short()),
                 format!("{} ({})", self.node(nodes[i + 1]).syscall, b.short()),
             );
-            if fname(a) != fname(b) || a.module != b.module {
+            if a.module != b.module {
+                gaps.push(format!("{la} → {lb}: in different modules (inline one into the other to cluster them)"));
+            } else if unnamed && a.offset.abs_diff(b.offset) > ADJACENT_BYTES {
+                gaps.push(format!(
+                    "{la} → {lb}: {} bytes of code apart in {} (no symbols: whether one function holds both is not known)",
+                    a.offset.abs_diff(b.offset),
+                    a.module.rsplit('/').next().unwrap_or(&a.module)
+                ));
+            } else if !unnamed && fname(a) != fname(b) {
                 gaps.push(format!("{la} → {lb}: in different functions (inline one into the other to cluster them)"));
             } else if a.offset.abs_diff(b.offset) > ADJACENT_BYTES {
                 gaps.push(format!(
@@ -312,10 +332,14 @@ impl<'p> Facts<'p> {
                 ));
             }
         }
-        let class = if several {
-            "several_functions"
-        } else if gaps.is_empty() {
+        let modules: BTreeSet<&str> = sites.iter().map(|l| l.module.as_str()).collect();
+        let several = several && !unnamed;
+        let class = if gaps.is_empty() {
             "adjacent"
+        } else if unnamed && modules.len() == 1 {
+            "no_symbols"
+        } else if several {
+            "several_functions"
         } else {
             "one_function"
         };
@@ -364,7 +388,8 @@ impl<'p> Facts<'p> {
                     .get(&(to_name, m.arg as i8))
                     .and_then(|v| v.top.first())
                     .map_or(0.0, |t| t.share);
-                if share >= self.opts.dep_share && share > constant {
+                let explained = share <= constant || self.coincidence(a, b, m.arg);
+                if share >= self.opts.dep_share && (!explained || self.data_flow(a, b, m.arg)) {
                     deps.push(Dependency {
                         from: i,
                         to: (i + 1) % n,
@@ -407,7 +432,70 @@ impl<'p> Facts<'p> {
         deps
     }
 
-    /// Dominant argument values of the calls of a sequence.
+    /// Whether argument `arg` of `to` equalling `from`'s result is
+    /// explained by two constants: the argument has one value (the value
+    /// profile's dominant one) and `from`'s result has the same. Equal
+    /// values then prove nothing (`read(0).count = result of write(1)`,
+    /// both 8 because the block size is 8) — except a read's result passed
+    /// as the length of the transfer that follows it: the bytes read are
+    /// the bytes sent, and forwarding the result is right whether or not it
+    /// is always the same (the last block of a copy is shorter).
+    pub fn coincidence(&self, from: u32, to: u32, arg: u8) -> bool {
+        let (fnode, tnode) = (self.node(from), self.node(to));
+        let dominant = |syscall: &str, pos: i8| {
+            self.values
+                .get(&(syscall, pos))
+                .and_then(|v| v.top.first())
+                .filter(|t| t.share >= self.opts.dominant_share)
+                .map(|t| t.value)
+        };
+        let (Some(a), Some(r)) = (
+            dominant(&tnode.syscall, arg as i8),
+            dominant(&fnode.syscall, -1),
+        ) else {
+            return false;
+        };
+        a == r && !self.data_flow(from, to, arg)
+    }
+
+    /// Whether `to`'s argument `arg` is the length of a transfer and `from`
+    /// a read: the read's result is then what the transfer sends.
+    pub fn data_flow(&self, from: u32, to: u32, arg: u8) -> bool {
+        let reads = matches!(
+            self.node(from).syscall.as_str(),
+            "read" | "pread64" | "recvfrom"
+        );
+        reads
+            && matches!(
+                (self.node(to).syscall.as_str(), arg),
+                ("write" | "pwrite64" | "sendto", 2)
+            )
+    }
+
+    /// Whether the value profiles of `syscall` (kept per call, not per
+    /// node) describe the nodes `ids` of it: they made nearly all its calls.
+    pub fn values_describe(&self, syscall: &str, ids: &[u32]) -> bool {
+        let all: u64 = self
+            .p
+            .nodes
+            .iter()
+            .filter(|n| n.syscall == syscall)
+            .map(|n| n.count)
+            .sum();
+        let these: u64 = ids
+            .iter()
+            .map(|&i| self.node(i))
+            .filter(|n| n.syscall == syscall)
+            .map(|n| n.count)
+            .sum();
+        all > 0 && these as f64 >= self.opts.dominant_share * all as f64
+    }
+
+    /// Dominant argument values of the calls of a sequence. The value
+    /// profiles are per system call: a value is said of the sequence's
+    /// nodes only where they made nearly all the calls of it, and never of
+    /// the descriptor a node is keyed by (`write(2)` is not specialized on
+    /// the `write.fd = 1` of other writes).
     pub fn specialization(&self, nodes: &[u32]) -> Vec<ValueCandidate> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
@@ -419,8 +507,15 @@ impl<'p> Facts<'p> {
             let Some(info) = syscalls::by_name(&n.syscall) else {
                 continue;
             };
+            if !self.values_describe(&n.syscall, nodes) {
+                continue;
+            }
+            let key_fd = syscalls::key_fd_arg(n.nr).map(|k| k.0);
             for (i, a) in info.args.iter().enumerate() {
                 if matches!(a.kind, ArgKind::Ptr | ArgKind::Path) {
+                    continue;
+                }
+                if n.key.fd.is_some() && key_fd == Some(i) {
                     continue;
                 }
                 let Some(v) = self.values.get(&(n.syscall.as_str(), i as i8)) else {

@@ -48,7 +48,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
     for fd in rules::find_all(&f, cost) {
         let before_ns = rules::Estimate::ns(&fd.saving.before);
         let after_ns = rules::Estimate::ns(&fd.saving.after);
-        let ns = before_ns - after_ns;
+        let mut ns = before_ns - after_ns;
         if ns <= 0.0 {
             notes.push(format!(
                 "{} matched {} but would save nothing here ({:.0} ns before, {:.0} ns after): not recommended",
@@ -67,10 +67,25 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             .map(|p| p.per_call.basis)
             .collect();
         let crossing_ns = fd.saving.crossings_removed as f64 * cost.crossing();
-        let duration = p.meta.duration_ns as f64;
+        // A saving is taken from the run: it can never exceed it.
+        let run = cost.run();
+        let mut assumes = fd.saving.assumes.clone();
+        if ns > run.ns {
+            ns = run.ns;
+            assumes.push_str(&format!(
+                "; capped at the run it is taken from ({})",
+                text::duration(run.ns)
+            ));
+        }
         let saving = Saving {
             ns,
-            share_of_run: if duration > 0.0 { ns / duration } else { 0.0 },
+            share_of_run: if run.ns > 0.0 { ns / run.ns } else { 0.0 },
+            share_of: match (run.untraced, run.tracer.is_some()) {
+                (true, true) => "untraced run, estimated",
+                (false, _) => "traced run",
+                (true, false) => "run",
+            }
+            .into(),
             bound: if fd.saving.upper_bound {
                 "upper_bound"
             } else {
@@ -85,7 +100,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             before_ns,
             after_ns,
             basis: CostModel::describe(&bases),
-            assumes: fd.saving.assumes.clone(),
+            assumes,
         };
         let (before, after) = match &fd.sketch {
             Some((b, a)) => (b.clone(), a.clone()),
@@ -94,9 +109,21 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
                 rules::fill(fd.rule.after, &fd.vars),
             ),
         };
+        // The sites that carry the pattern: one-off sites of a node (an
+        // openat node holds every open of the program) are not listed.
         let mut locations = Vec::new();
         for &n in &fd.nodes {
-            locations.extend(f.sites(n));
+            let sites = f.sites(n);
+            let many: Vec<_> = sites
+                .iter()
+                .filter(|s| s.count >= opts.min_repeats)
+                .cloned()
+                .collect();
+            if many.is_empty() {
+                locations.extend(sites.into_iter().take(1));
+            } else {
+                locations.extend(many);
+            }
         }
         recs.push(Recommendation {
             rank: 0,
@@ -191,17 +218,33 @@ fn profile_notes(p: &Profile, cost: &CostModel) -> Vec<String> {
             if m.backend == "strace" { "imported from strace" } else { "recorded without them" }
         ));
     }
-    if matches!(m.backend.as_str(), "strace" | "ptrace") {
+    let run = cost.run();
+    if run.tracer.is_some() {
+        notes.push(format!("shares are of {}", run.describe()));
+    } else if cost::traced(p) {
         notes.push(format!(
-            "the recorded duration includes the overhead of tracing with {}: the share of an untraced run is larger than the share shown",
-            m.backend
+            "shares are of {}; the recorded duration and kernel times include the overhead of tracing with {}, so the share of an untraced run is larger{}",
+            run.describe(),
+            m.backend,
+            if m.backend == "strace" {
+                ""
+            } else {
+                " (`syscluster calibrate` measures the recorder's cost and takes it out)"
+            }
         ));
     }
     if !m.collected.value_profiles {
-        notes.push("the profile has no value profiles (aggregate mode): rules that need argument values (looped multi-call, block size, datagram sockets) were not checked".into());
+        notes.push(format!(
+            "the profile has no value profiles ({}): the rules that need argument values were not checked — larger-block (the block size), coalesce-writes (the write sizes), sendmmsg and recvmmsg (datagram sockets), redundant-lseek (offset and whence), clock-vdso (the clocks), multicall and looped-multicall (argument safety: which arguments are constant); {}",
+            if m.mode == "aggregate" { "aggregate mode" } else { "not collected" },
+            rules::EVENTS_WOULD_ADD
+        ));
     }
     if !m.collected.result_matches {
-        notes.push("the profile has no data dependencies (result matches): the copy and send loops could not be recognized".into());
+        notes.push("the profile has no data dependencies (result matches): copy loops are recommended from their edges and counts alone, as candidates to confirm; read → sendto loops (they need the datagram evidence too) are not".into());
+    }
+    if !m.collected.io_patterns && m.total_calls > 0 {
+        notes.push("the profile has no I/O patterns: what each descriptor is (file, socket, device) and files opened again and again (reopen-same-file) are not known".into());
     }
     if m.collected.io_patterns && p.io_patterns.is_empty() && m.total_calls > 0 {
         notes.push("no file was transferred to or from".into());

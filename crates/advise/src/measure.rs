@@ -632,6 +632,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
         crossing,
         costs,
         multicall,
+        tracers: Vec::new(),
     })
 }
 

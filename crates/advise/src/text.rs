@@ -105,9 +105,10 @@ fn recommendation(out: &mut String, r: &Recommendation) {
     };
     let _ = writeln!(
         out,
-        "    saves {up}{} ({} of the run): {} → {} calls, {} crossings fewer",
+        "    saves {up}{} ({} of the {}): {} → {} calls, {} crossings fewer",
         duration(s.ns),
         pct_fine(s.share_of_run),
+        if s.share_of.is_empty() { "run" } else { s.share_of.as_str() },
         count(s.calls_before),
         count(s.calls_after),
         count(s.crossings_removed)
@@ -240,6 +241,7 @@ fn sequence(out: &mut String, s: &SequenceAnalysis) {
     }
     let place = match s.placement.class.as_str() {
         "unknown" => "unknown (no code locations)".to_string(),
+        "no_symbols" => format!("not known (no symbols): {}", s.placement.gaps.join("; ")),
         "adjacent" => format!("adjacent, in {}", s.placement.functions.join(", ")),
         c => format!(
             "{} ({}): {}",
@@ -318,11 +320,24 @@ pub fn render(a: &Advice) -> String {
         a.profile.mode,
         duration(a.profile.duration_ns as f64)
     );
+    if a.costs.run_untraced && a.costs.tracer_ns_per_call.is_some() {
+        let _ = writeln!(
+            out,
+            "untraced run, estimated: {} (shares below are of it)",
+            duration(a.costs.run_ns)
+        );
+    }
     heading(&mut out, "Recommendations, by estimated saving");
     if a.recommendations.is_empty() {
         let _ = writeln!(
             out,
-            "  none: no pattern in this profile repeats enough to be worth a rewrite"
+            "{}",
+            if a.profile.mode == "aggregate" {
+                "  none that the graph alone shows: aggregate mode has no argument values,
+  data dependencies or code locations (the notes say which rules need what)"
+            } else {
+                "  none: no pattern in this profile repeats enough to be worth a rewrite"
+            }
         );
     }
     for r in &a.recommendations {

@@ -17,6 +17,9 @@ struct Sim {
     b: ProfileBuilder,
     t: u64,
     site: Option<CodeAddr>,
+    /// Kernel time of the next calls, ns.
+    kernel: Option<u64>,
+    backend: &'static str,
 }
 
 const SOCK_DGRAM: i64 = 2;
@@ -34,6 +37,8 @@ impl Sim {
             }),
             t: 0,
             site: None,
+            kernel: None,
+            backend: "test",
         }
     }
     /// The next calls come from code offset `offset` of the program.
@@ -52,8 +57,9 @@ impl Sim {
         ev.ret = Some(ret);
         ev.enter_ns = self.t;
         ev.callsite = self.site;
+        ev.kernel_ns = self.kernel;
         ev.path = path;
-        self.t += 1000;
+        self.t += 10_000;
         self.b.event(&ev);
         self
     }
@@ -68,7 +74,7 @@ impl Sim {
             tool: "test".into(),
             command: vec!["/bin/prog".into()],
             arch: "x86_64".into(),
-            backend: "test".into(),
+            backend: self.backend.into(),
             mode: "events".into(),
             duration_ns: self.t.max(1),
             runs: 1,
@@ -137,6 +143,7 @@ fn calibration() -> Calibration {
             cost("openat+close", "file", 0, 2700.0),
         ],
         multicall: None,
+        tracers: Vec::new(),
     }
 }
 
@@ -482,6 +489,18 @@ fn reopening_one_file_and_the_multicall_of_its_rounds() {
     assert_eq!(r.parameters["path"], "/etc/app.conf");
     let m = rec(&a, "multicall");
     assert!(m.after.contains("mc_run(ctx, c, 3)"), "{}", m.after);
+    // The fd comes from the open by its value profile, not by a result
+    // match counted on an edge: that profile is the evidence.
+    assert!(
+        !m.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { count: 0, .. })),
+        "a result match with no count: {:?}",
+        m.evidence
+    );
+    assert!(
+        m.evidence.iter().any(|e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result")),
+        "the open's result profile is the evidence: {:?}",
+        m.evidence
+    );
     assert!(
         m.after.contains("/* fd = result of c[") || m.after.contains("mc_set_ref"),
         "the fd comes from openat:\n{}",
@@ -774,4 +793,262 @@ fn docs_describe_every_rule_and_field() {
             "docs/PLAN_FORMAT.md lacks field {key}"
         );
     }
+}
+
+/// The recorder's calibrated cost for bpf/events.
+fn with_tracer(mut c: Calibration) -> Calibration {
+    c.tracers.push(syscluster_advise::calibration::TracerCost {
+        backend: "bpf".into(),
+        mode: "events".into(),
+        per_call_ns: 2000.0,
+        fixed_ns: 1_000_000.0,
+        kernel_ns: 300.0,
+        calls: 1,
+        samples: 1,
+        what: String::new(),
+    });
+    c
+}
+
+/// 20,000 writes of 8 B recorded with BPF: each call took 10 µs of the
+/// recorded run and shows 1,000 ns in the kernel.
+fn traced_writes() -> Profile {
+    let mut s = Sim::new();
+    s.backend = "bpf";
+    s.kernel = Some(1000);
+    for _ in 0..20_000 {
+        s.at(0x1100).call("write", &[1, 0x5000, 8], 8);
+    }
+    s.finish()
+}
+
+#[test]
+fn shares_are_of_the_untraced_run_with_the_recorders_cost_taken_out() {
+    let p = traced_writes();
+    let recorded = p.meta.duration_ns as f64;
+    let cal = with_tracer(calibration());
+    let cost = CostModel::new(&p, Some(&cal), None);
+    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    // 200 ms recorded, less 1 ms per run and 2 µs per call for 20,000 calls.
+    let untraced = recorded - 1e6 - 2000.0 * 20_000.0;
+    assert!((a.costs.run_ns - untraced).abs() < 1.0, "{} vs {untraced}", a.costs.run_ns);
+    assert!(a.costs.run_untraced);
+    assert_eq!(a.costs.tracer_ns_per_call, Some(2000.0));
+    let c = rec(&a, "coalesce-writes");
+    assert_eq!(c.saving.share_of, "untraced run, estimated");
+    assert!((c.saving.share_of_run - c.saving.ns / untraced).abs() < 1e-9);
+    assert!(c.saving.ns <= untraced);
+    // The kernel time of each write is 1,000 ns less the recorder's 300 ns.
+    let per = c.saving.before_ns / 20_000.0;
+    assert!((per - (200.0 + 700.0)).abs() < 1.0, "per write {per}");
+    let text = syscluster_advise::text::render(&a);
+    assert!(text.contains("of the untraced run, estimated"), "{text}");
+    // Without the recorder's cost the share is of the traced run, and said so.
+    let cal = calibration();
+    let cost = CostModel::new(&p, Some(&cal), None);
+    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "traced run");
+    assert!(a.notes.iter().any(|n| n.contains("recorder's cost")), "{:?}", a.notes);
+}
+
+#[test]
+fn a_saving_never_exceeds_the_run_it_is_taken_from() {
+    let p = traced_writes();
+    // A recorder that costs nearly all of the run: the untraced run is the
+    // calls' crossings at least, and the saving at most that.
+    let mut cal = with_tracer(calibration());
+    cal.tracers[0].per_call_ns = 9_900.0;
+    let cost = CostModel::new(&p, Some(&cal), None);
+    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    assert!(a.costs.run_ns >= 20_000.0 * 200.0 - 1.0);
+    for r in &a.recommendations {
+        assert!(r.saving.ns <= a.costs.run_ns + 1e-6, "{}: {} > {}", r.rule, r.saving.ns, a.costs.run_ns);
+        assert!(r.saving.share_of_run <= 1.0);
+    }
+}
+
+/// A dd-like copy with a block of 8: read(0) → write(1), plus a few reads of
+/// another size elsewhere (so read.count is 8 in most, not all, calls).
+fn dd8(blocks: u64) -> Profile {
+    let mut s = Sim::new();
+    for _ in 0..40 {
+        s.at(0x1010).call("read", &[5, 0x7000, 832], 832);
+    }
+    for _ in 0..blocks {
+        s.at(0x1100).call("read", &[0, 0x5000, 8], 8);
+        s.at(0x1110).call("write", &[1, 0x5000, 8], 8);
+    }
+    s.at(0x1100).call("read", &[0, 0x5000, 8], 0);
+    s.finish()
+}
+
+#[test]
+fn equal_constants_are_no_data_dependency() {
+    let a = run(&dd8(2000));
+    let s = a
+        .sequences
+        .iter()
+        .find(|s| s.kind == "loop" && s.labels == ["read(0)", "write(1)"])
+        .expect("the copy loop");
+    // write's count is read's result: the bytes read are the bytes written.
+    assert!(s.dependencies.iter().any(|d| d.from == 0 && d.to == 1 && d.arg_name == "count"));
+    // read's count equals write's result only because both are 8.
+    assert!(
+        !s.dependencies.iter().any(|d| d.from == 1 && d.to == 0),
+        "a coincidence of constants shown as a dependency: {:?}",
+        s.dependencies
+    );
+    assert!(s.specialization.iter().any(|v| v.syscall == "read" && v.arg == "count" && v.value == 8));
+    let text = syscluster_advise::text::render(&a);
+    assert!(!text.contains("read(0).count = result of write(1)"), "{text}");
+}
+
+#[test]
+fn no_specialization_from_the_values_of_other_nodes() {
+    // Most writes go to fd 1; a loop of writes to fd 2 is another node.
+    let mut s = Sim::new();
+    for _ in 0..2000 {
+        s.at(0x1100).call("write", &[1, 0x5000, 100], 100);
+    }
+    for _ in 0..100 {
+        s.at(0x1200).call("write", &[2, 0x6000, 7], 7);
+    }
+    let a = run(&s.finish());
+    for seq in a.sequences.iter().filter(|q| q.labels == ["write(2)"]) {
+        assert!(
+            seq.specialization.is_empty(),
+            "write(2) specialized on other writes' values: {:?}",
+            seq.specialization
+        );
+    }
+    let one = a.sequences.iter().find(|q| q.labels == ["write(1)"]).expect("write(1)");
+    assert!(one.specialization.iter().all(|v| v.arg != "fd"), "the key fd is no specialization");
+    assert!(one.specialization.iter().any(|v| v.arg == "count" && v.value == 100));
+}
+
+#[test]
+fn no_function_claimed_without_symbols() {
+    let mut s = Sim::new();
+    for _ in 0..200 {
+        s.at(0x1100).call("getppid", &[], 1);
+        s.at(0x1500).call("getuid", &[], 0);
+    }
+    let p = s.b.finish(
+        Meta { backend: "test".into(), mode: "events".into(), duration_ns: s.t, runs: 1, ..Default::default() },
+        &mut |a: CodeAddr| Location { module: "/bin/tar".into(), offset: a.offset, ..Default::default() },
+    );
+    let a = run(&p);
+    let seq = a
+        .sequences
+        .iter()
+        .find(|q| q.nodes.len() == 2)
+        .expect("the loop of two calls");
+    assert_eq!(seq.placement.class, "no_symbols", "{:?}", seq.placement);
+    let text = syscluster_advise::text::render(&a);
+    assert!(!text.contains("code: one function"), "{text}");
+    assert!(!text.contains("tar:?"), "{text}");
+}
+
+/// What aggregate mode keeps of a profile: the graph, counts and times.
+fn as_aggregate(mut p: Profile) -> Profile {
+    p.meta.mode = "aggregate".into();
+    p.meta.collected.value_profiles = false;
+    p.meta.collected.result_matches = false;
+    p.meta.collected.io_patterns = false;
+    p.meta.collected.callsites = false;
+    p.value_profiles.clear();
+    p.io_patterns.clear();
+    for e in &mut p.edges {
+        e.result_matches.clear();
+    }
+    for n in &mut p.nodes {
+        n.callsites.clear();
+        n.key.callsite = None;
+    }
+    p
+}
+
+#[test]
+fn aggregate_profiles_get_the_copy_loop_from_the_graph_and_what_is_missing() {
+    let a = run(&as_aggregate(copy_loop(50_000, true)));
+    let c = rec(&a, "copy-offload");
+    assert_eq!(c.labels, ["read(3)", "write(4)"]);
+    assert!(
+        !c.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { .. })),
+        "no result match was recorded: {:?}",
+        c.evidence
+    );
+    assert!(c.explanation.contains("--mode events"), "{}", c.explanation);
+    assert!(c.how.contains("--mode events"), "{}", c.how);
+    assert!(!c.before.contains("4096"), "the block size is not known: {}", c.before);
+    assert!(
+        a.notes.iter().any(|n| n.contains("larger-block (the block size)") && n.contains("--mode events")),
+        "{:?}",
+        a.notes
+    );
+    // Rules that need values say nothing on a hunch.
+    assert!(!rules(&a).contains("larger-block") && !rules(&a).contains("looped-multicall"));
+}
+
+#[test]
+fn a_server_sending_file_blocks_gets_sendfile() {
+    // pread64 of a file → writev on a connection, as a web server does.
+    let mut s = Sim::new();
+    s.at(0x1010).call("socket", &[2, SOCK_STREAM, 0], 4);
+    s.at(0x1020).open("/srv/www/big.iso", 5);
+    for i in 0..2000 {
+        s.at(0x1100).call("pread64", &[5, 0x5000, 16384, i * 16384], 16384);
+        s.at(0x1110).call("writev", &[4, 0x6000, 2], 16384 + 200);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "sendfile");
+    assert_eq!(r.labels, ["pread64(5)", "writev(4)"]);
+    assert!(r.after.contains("sendfile(4, 5, &off, 16384)"), "{}", r.after);
+    assert!(r.before.contains("pread(5, buf, 16384, offset)"), "{}", r.before);
+    assert!(r.saving.ns > 0.0 && r.saving.crossings_removed == 0);
+    assert!(r.explanation.contains("does not look at or change the bytes"));
+}
+
+#[test]
+fn no_keep_open_for_a_journal_written_and_unlinked_between_opens() {
+    let mut s = Sim::new();
+    for _ in 0..100 {
+        s.at(0x1010).open("/db/test.db-journal", 3);
+        s.at(0x1020).call("write", &[3, 0x5000, 512], 512);
+        s.at(0x1030).call("close", &[3], 0);
+        s.at(0x1040).call_path("unlink", &[0], 0, Some(b"/db/test.db-journal"));
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
+    // Read only, but unlinked between the opens.
+    let mut s = Sim::new();
+    for _ in 0..100 {
+        s.at(0x1010).open("/run/app.pid", 3);
+        s.at(0x1020).call("read", &[3, 0x5000, 64], 6);
+        s.at(0x1030).call("close", &[3], 0);
+        s.at(0x1040).call_path("unlink", &[0], 0, Some(b"/run/app.pid"));
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
+}
+
+#[test]
+fn keep_open_names_only_the_sites_that_opened_the_file() {
+    let mut s = Sim::new();
+    // One-off opens elsewhere in the program.
+    for (i, p) in ["/etc/a", "/etc/b", "/etc/c"].iter().enumerate() {
+        s.at(0x1800 + 16 * i as u64).open(p, 6);
+        s.at(0x1900).call("close", &[6], 0);
+    }
+    for _ in 0..100 {
+        s.at(0x1010).open("/etc/app.conf", 3);
+        s.at(0x1020).call("read", &[3, 0x5000, 4096], 64);
+        s.at(0x1030).call("close", &[3], 0);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "reopen-same-file");
+    let open_sites: Vec<_> = r.locations.iter().filter(|l| l.syscall == "openat").collect();
+    assert_eq!(open_sites.len(), 1, "{:?}", r.locations);
+    assert_eq!(open_sites[0].count, 100);
+    assert!(r.explanation.contains("never written"), "{}", r.explanation);
 }

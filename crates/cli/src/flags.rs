@@ -212,9 +212,11 @@ pub struct MergeArgs {
 }
 
 /// Measure this machine once: what a crossing costs against a function call
-/// (seed 000 table 1), what the calls the advisor rewrites cost by size, and
-/// libmulticall's backends by batch size (when its mc-calibrate is built).
-/// The result is cached and `advise` uses it.
+/// (seed 000 table 1), what the calls the advisor rewrites cost by size,
+/// libmulticall's backends by batch size (when its mc-calibrate is built),
+/// and what each recorder (BPF events, BPF aggregate, ptrace) adds per
+/// recorded call and per run. The result is cached and `advise` uses it
+/// (shares are then of the untraced run).
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// Where to store the calibration [default: $XDG_CACHE_HOME/syscluster/calibration.json].

@@ -176,10 +176,11 @@ fn recommendations(out: &mut String, a: &Advice) {
         );
         let _ = writeln!(
             out,
-            "<p class=\"saving\">saves {}{} ({:.2}% of the run): {} → {} calls, {} crossings fewer ({} crossings + {} kernel work)</p>",
+            "<p class=\"saving\">saves {}{} ({:.2}% of the {}): {} → {} calls, {} crossings fewer ({} crossings + {} kernel work)</p>",
             if s.bound == "upper_bound" { "up to " } else { "~" },
             duration(s.ns),
             s.share_of_run * 100.0,
+            esc(if s.share_of.is_empty() { "run" } else { &s.share_of }),
             count(s.calls_before),
             count(s.calls_after),
             count(s.crossings_removed),

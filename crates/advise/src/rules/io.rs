@@ -72,6 +72,21 @@ value-based specialization of seed 000 §3.4: the size is a constant worth tunin
     after: "static char buf[{block}];               /* {block_text} */\nwhile ((n = read({in}, buf, sizeof buf)) > 0)\n    write({out}, buf, n);",
 };
 
+pub static SENDFILE: Rule = Rule {
+    id: "sendfile",
+    title: "Send file data with sendfile instead of reading it into user space",
+    mechanism: "sendfile",
+    explanation: "Each round reads a block of a file into a buffer and sends that buffer on a socket (a \
+server sending files: seed 000 §4.3's web server, whose read → sendto cluster it names). Where the program \
+does not look at or change the bytes between the read and the send (no compression, no TLS in user space, \
+no parsing), sendfile moves them from the page cache to the socket inside the kernel: the copy into user \
+space and the read's crossing go, and a header still goes first with send(…, MSG_MORE) (or TCP_CORK). \
+sendfile with an offset pointer does not move the file offset, as pread does not. Keep the read and send \
+as the fallback when sendfile fails with EINVAL or ENOSYS.",
+    before: "n = {read};\n{send};",
+    after: "send({sock}, headers, hlen, MSG_MORE);           /* if the original sent headers with the data */\noff_t off = offset;\nn = sendfile({sock}, {file}, &off, {size});   /* the file's bytes, inside the kernel */",
+};
+
 pub static REOPEN: Rule = Rule {
     id: "reopen-same-file",
     title: "Keep a file open instead of opening it again and again",
@@ -101,6 +116,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     seek_then_transfer(f, cost, out);
     coalesce(f, cost, out);
     copy_loops(f, cost, out);
+    file_to_socket(f, cost, out);
     reopen(f, cost, out);
     stat_storm(f, cost, out);
 }
@@ -291,7 +307,15 @@ pub struct CopyLoop {
     pub write: u32,
     pub weight: u64,
     pub forwarded: f64,
+    /// Whether the profile showed the data dependency (write's count is
+    /// read's result). A profile without result matches (aggregate mode)
+    /// has only the loop's edges and counts: the copy is then a candidate
+    /// to check, not a finding.
+    pub confirmed: bool,
 }
+
+/// What `--mode events` would add to an aggregate-mode finding.
+pub const EVENTS_WOULD_ADD: &str = "`syscluster record --mode events` would add the data dependency (write's count = read's result), the block size, what each descriptor is (file, socket, pipe, device) and the code locations";
 
 impl CopyLoop {
     /// The loop's evidence: its edges both ways, the read's result passed
@@ -303,14 +327,16 @@ impl CopyLoop {
         let mut evidence = vec![
             edge_evidence(f, read, write),
             edge_evidence(f, write, read),
-            Evidence::ResultMatch {
+        ];
+        if self.confirmed {
+            evidence.push(Evidence::ResultMatch {
                 from: f.label(read),
                 to: f.label(write),
                 arg: len_arg.into(),
                 count: (self.forwarded * self.weight as f64).round() as u64,
                 share: self.forwarded,
-            },
-        ];
+            });
+        }
         evidence.extend(extra);
         evidence.extend(value_evidence(f, "read", "count"));
         evidence.extend(super::same_buffer(f, "read", &f.node(write).syscall, buf_arg));
@@ -331,9 +357,12 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
         if a.syscall != "read" || b.syscall != to || e.from == e.to {
             continue;
         }
+        // Without result matches, the loop's edges are all there is.
+        let confirmed = f.p.meta.collected.result_matches;
         let fwd = f.forwarded(e.from, e.to, 2);
         let back = f.weight(e.to, e.from);
-        if fwd < f.opts.dep_share
+        if (confirmed && fwd < f.opts.dep_share)
+            || (!confirmed && e.from == e.to)
             || (back as f64) < 0.8 * e.weight as f64
             || !f.big_enough(e.weight, 2 * e.weight)
         {
@@ -344,6 +373,7 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
             write: e.to,
             weight: e.weight,
             forwarded: fwd,
+            confirmed,
         });
     }
     v
@@ -357,6 +387,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         let w = l.weight;
         let (rn, wn) = (f.node(l.read), f.node(l.write));
+        let bytes_known = l.confirmed || f.io_of(l.read).is_some();
         let total_bytes = match f.io_of(l.read) {
             Some(io) if io.bytes_read > 0 => io.bytes_read,
             _ => {
@@ -396,7 +427,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             basis: Basis::Calibrated,
         };
         let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
-            Some(ns) if mech == "copy_file_range" => (
+            Some(ns) if mech == "copy_file_range" && bytes_known => (
                 vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
                 vec![Part::new(chunks as f64, Priced { ns, basis: Basis::Calibrated }), Part::new(1.0, crossing)],
                 format!("{} copied by {} copy_file_range call(s) plus the last one that returns 0, at the calibrated cost per byte", bytes(total_bytes), chunks),
@@ -410,22 +441,38 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 )
             }
         };
-        out.push(Finding {
-            rule: &COPY_OFFLOAD,
-            nodes: vec![l.read, l.write],
-            vars: vec![("in", fin.clone()), ("out", fout.clone()), ("size", block_now.to_string()), ("call", call)],
-            specifics: format!(
+        let specifics = if l.confirmed {
+            format!(
                 "Here {} → {} ran {} times, {} in all, and write's count was read's result in {} of them.",
                 f.label(l.read),
                 f.label(l.write),
                 count(w),
                 bytes(total_bytes),
                 pct(l.forwarded)
-            ),
+            )
+        } else {
+            format!(
+                "Here {} → {} → {} ran {} times. This profile has only the loop's edges and counts (aggregate mode): check that the write writes what the read returned and that the input is a file (not a device or socket) before rewriting; {}.",
+                f.label(l.read),
+                f.label(l.write),
+                f.label(l.read),
+                count(w),
+                EVENTS_WOULD_ADD
+            )
+        };
+        out.push(Finding {
+            rule: &COPY_OFFLOAD,
+            nodes: vec![l.read, l.write],
+            vars: vec![("in", fin.clone()), ("out", fout.clone()), ("size", if bytes_known { block_now.to_string() } else { "sizeof buf".into() }), ("call", call)],
+            specifics,
             evidence: evidence.clone(),
             saving: Estimate { crossings_removed: (2 * w).saturating_sub(chunks + 1), before, after, upper_bound: false, assumes },
             applicable_here: true,
-            how: format!("by hand (the sketch), or libmulticall's mc_copy(), which uses {mech} where the files allow"),
+            how: if l.confirmed {
+                format!("by hand (the sketch), or libmulticall's mc_copy(), which uses {mech} where the files allow")
+            } else {
+                format!("first confirm the copy with `syscluster record --mode events -- {}`; then by hand (the sketch), or libmulticall's mc_copy()", command(f))
+            },
             mechanism: Some(mech.into()),
             sketch: None,
         });
@@ -492,6 +539,103 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     }
 }
 
+/// A read of a file followed by a send of a socket, again and again.
+fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    for e in &f.p.edges {
+        let (a, b) = (f.node(e.from), f.node(e.to));
+        if !matches!(a.syscall.as_str(), "read" | "pread64")
+            || !matches!(b.syscall.as_str(), "write" | "writev" | "sendmsg")
+            || f.kind_of(e.from) != "file"
+            || f.kind_of(e.to) != "socket"
+        {
+            continue;
+        }
+        // Datagrams are the batching rules' (sendmmsg): a stream gets sendfile.
+        if f
+            .share_where("socket", "type", |v| v & 0xf == 2)
+            .is_some_and(|s| s >= f.opts.dominant_share)
+        {
+            continue;
+        }
+        let w = e.weight;
+        // Most reads of the node are followed by the send.
+        if !f.big_enough(w, 2 * w) || (w as f64) < 0.8 * a.count as f64 {
+            continue;
+        }
+        if out.iter().any(|o| o.nodes.contains(&e.from) && o.nodes.contains(&e.to)) {
+            continue;
+        }
+        let io = f.io_of(e.from);
+        let size = f
+            .usual_size(&a.syscall, "count")
+            .or_else(|| io.filter(|io| io.reads > 0).map(|io| io.bytes_read / io.reads))
+            .unwrap_or(4096)
+            .max(1);
+        let per_read = cost.node_call(e.from, &a.syscall, "file", size);
+        let crossing = Priced {
+            ns: cost.crossing(),
+            basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly },
+        };
+        let mut evidence = vec![
+            edge_evidence(f, e.from, e.to),
+            Evidence::Calls {
+                node: f.label(e.from),
+                count: a.count,
+            },
+        ];
+        evidence.extend(io.map(io_evidence));
+        evidence.extend(f.io_of(e.to).map(io_evidence));
+        evidence.extend(f.placement_evidence(&[e.from, e.to]));
+        let fd = |n: &syscluster_model::profile::Node, or: &str| n.key.fd.map_or(or.to_string(), |x| x.to_string());
+        let (file, sock) = (fd(a, "file"), fd(b, "sock"));
+        let read = if a.syscall == "pread64" {
+            format!("pread({file}, buf, {size}, offset)")
+        } else {
+            format!("read({file}, buf, {size})")
+        };
+        let send = match b.syscall.as_str() {
+            "writev" => format!("writev({sock}, iov /* headers, then buf */, iovcnt)"),
+            "sendmsg" => format!("sendmsg({sock}, &msg /* buf */, flags)"),
+            _ => format!("write({sock}, buf, n)"),
+        };
+        out.push(Finding {
+            rule: &SENDFILE,
+            nodes: vec![e.from, e.to],
+            vars: vec![
+                ("file", file),
+                ("sock", sock),
+                ("size", size.to_string()),
+                ("read", read),
+                ("send", send),
+            ],
+            specifics: format!(
+                "Here {} → {} ran {} times ({} of the reads), about {} per read{}.",
+                f.label(e.from),
+                f.label(e.to),
+                count(w),
+                pct(w as f64 / a.count.max(1) as f64),
+                bytes(size),
+                io.map_or(String::new(), |io| format!(", from {}", io.path))
+            ),
+            evidence,
+            saving: Estimate {
+                before: vec![Part::new(w as f64, per_read)],
+                after: vec![Part::new(w as f64, crossing)],
+                crossings_removed: 0,
+                upper_bound: false,
+                assumes: format!(
+                    "each {} becomes a sendfile: its copy into user space goes (sendfile's copy to the socket replaces the send's copy of the buffer); one crossing each, as before",
+                    a.syscall
+                ),
+            },
+            applicable_here: true,
+            how: "by hand (the sketch), where the bytes are sent as read".into(),
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
 fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let opens: Vec<u32> =
         f.p.nodes
@@ -499,11 +643,44 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             .filter(|n| matches!(n.syscall.as_str(), "openat" | "open"))
             .map(|n| n.id)
             .collect();
+    // Calls that replace, remove or cut a file: the profile does not say
+    // which path each touched, so as many of them as reopenings mean the
+    // file may change between opens (a journal unlinked at every commit).
+    let changers: u64 = f
+        .p
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                n.syscall.as_str(),
+                "unlink" | "unlinkat" | "rename" | "renameat" | "renameat2" | "truncate" | "ftruncate"
+            )
+        })
+        .map(|n| n.count)
+        .sum();
+    let sends = f.p.nodes.iter().any(|n| n.syscall == "sendfile" && n.count > 0);
     for io in &f.p.io_patterns {
         if io.kind != "file" || io.path.starts_with('<') || !f.big_enough(io.opens, 2 * io.opens) {
             continue;
         }
         let again = io.opens - 1;
+        // Keep-open holds only for a file read as it is: not one the
+        // program writes, nor one that may be unlinked, renamed or
+        // truncated between the opens.
+        if io.writes > 0 || io.bytes_written > 0 || 2 * changers >= again {
+            continue;
+        }
+        // Only the opening sites that could have made these opens: one-off
+        // sites elsewhere are not this file's.
+        let min_site = f.opts.min_repeats.max(io.opens / 10);
+        let opens: Vec<u32> = opens
+            .iter()
+            .copied()
+            .filter(|&id| f.node(id).count >= min_site)
+            .collect();
+        if opens.is_empty() {
+            continue;
+        }
         let pair = match cost.call("openat+close", "file", 0) {
             Some(ns) => Priced {
                 ns,
@@ -535,10 +712,11 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             nodes: opens.clone(),
             vars: vec![("path", io.path.clone())],
             specifics: format!(
-                "Here {} was opened {} times ({} reads, {} in all).",
+                "Here {} was opened {} times ({} transfers out of it{}, {} in all), and never written.",
                 io.path,
                 count(io.opens),
                 count(io.reads),
+                if sends { ": reads, preads or sendfile" } else { "" },
                 bytes(io.bytes_read)
             ),
             evidence,

@@ -38,6 +38,7 @@ pub fn catalogue() -> Vec<&'static Rule> {
         &io::COALESCE,
         &io::COPY_OFFLOAD,
         &io::LARGER_BLOCK,
+        &io::SENDFILE,
         &net::SENDMMSG,
         &net::RECVMMSG,
         &clock::SELECT_CLOCK,
@@ -201,6 +202,7 @@ pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Depend
     format!("r{index} = {}({})", n.syscall, args.join(", "))
 }
 
+pub use io::EVENTS_WOULD_ADD;
 pub use syscluster_model::fmt::{bytes, count};
 
 pub fn pct(x: f64) -> String {

@@ -105,6 +105,27 @@ fn before_text(f: &Facts, nodes: &[u32], deps: &[Dependency], looped: bool) -> S
     }
 }
 
+/// What shows a dependency of the sequence `nodes`. A `result_match` was
+/// counted on the edge: its transitions in which the argument was the
+/// result (share × the edge's weight). An `fd_value` was not counted on
+/// any edge — the descriptor is the value the open-like call returned in
+/// most of its calls —, so its evidence is that value profile, not a result
+/// match (no count of matches was ever made for it).
+pub(crate) fn dependency_evidence(f: &Facts, nodes: &[u32], d: &Dependency) -> Option<Evidence> {
+    let (a, b) = (nodes[d.from], nodes[d.to]);
+    if d.via == "fd_value" {
+        return super::value_evidence(f, &f.node(a).syscall, "result");
+    }
+    let e = f.edge(a, b).map_or(0, |e| e.weight);
+    Some(Evidence::ResultMatch {
+        from: f.label(a),
+        to: f.label(b),
+        arg: d.arg_name.clone(),
+        count: (d.share * e as f64).round() as u64,
+        share: d.share,
+    })
+}
+
 const READ_LIKE: &[&str] = &["read", "readv", "pread64", "preadv", "recvfrom", "recvmsg"];
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
@@ -182,17 +203,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             nodes: l.nodes.iter().map(|&n| f.label(n)).collect(),
             weight: w,
         }];
-        for d in &deps {
-            let (a, b) = (l.nodes[d.from], l.nodes[d.to]);
-            let e = f.edge(a, b).map_or(0, |e| e.weight);
-            evidence.push(Evidence::ResultMatch {
-                from: f.label(a),
-                to: f.label(b),
-                arg: d.arg_name.clone(),
-                count: (d.share * e as f64).round() as u64,
-                share: d.share,
-            });
-        }
+        evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &l.nodes, d)));
         for v in f.specialization(&l.nodes) {
             evidence.push(Evidence::Value {
                 syscall: v.syscall,
@@ -271,21 +282,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             .windows(2)
             .map(|p| super::edge_evidence(f, p[0], p[1]))
             .collect();
-        for d in &deps {
-            let (a, b) = (h.nodes[d.from], h.nodes[d.to]);
-            let e = f.edge(a, b).map_or(0, |e| e.weight);
-            evidence.push(Evidence::ResultMatch {
-                from: f.label(a),
-                to: f.label(b),
-                arg: d.arg_name.clone(),
-                count: if d.via == "result_match" {
-                    (d.share * e as f64).round() as u64
-                } else {
-                    0
-                },
-                share: d.share,
-            });
-        }
+        evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &h.nodes, d)));
         evidence.extend(f.placement_evidence(&h.nodes));
         out.push(Finding {
             rule: &MULTICALL,

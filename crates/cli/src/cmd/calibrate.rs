@@ -74,14 +74,139 @@ pub(crate) fn calibrate(
             eprintln!("  {l}");
         }
     };
-    let c = measure::measure(&opts, &mut progress)
+    let mut c = measure::measure(&opts, &mut progress)
         .map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
+    c.tracers = measure_tracers(samples, &mut progress);
     c.save(path)
         .map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
     if !quiet {
         eprintln!("syscluster: calibration stored in {}", path.display());
     }
     Ok(c)
+}
+
+/// A loop of cheap calls (`dd bs=1`: a read of /dev/zero and a write to
+/// /dev/null per byte), `blocks` times round.
+fn dd_loop(blocks: u64) -> Vec<std::ffi::OsString> {
+    ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "status=none"]
+        .iter()
+        .map(|s| s.into())
+        .chain(std::iter::once(format!("count={blocks}").into()))
+        .collect()
+}
+
+/// Wall time of one untraced run of `argv`, ns.
+fn untraced_ns(argv: &[std::ffi::OsString]) -> Option<f64> {
+    let t = std::time::Instant::now();
+    let st = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    st.success().then(|| t.elapsed().as_nanos() as f64)
+}
+
+/// One recorded run of `argv`: (recorded duration, calls, kernel time of
+/// one write to /dev/null), ns. That write does a few ns of work of its
+/// own: the kernel time it shows is the recorder's.
+fn traced(argv: &[std::ffi::OsString], opts: &syscluster_record::RecordOptions) -> Result<(f64, f64, f64), String> {
+    let r = syscluster_record::record(argv, opts).map_err(|e| e.to_string())?;
+    if r.exit.shell_code() != 0 {
+        return Err(format!("{} failed under the recorder", argv[0].to_string_lossy()));
+    }
+    let p = &r.profile;
+    let null_write = p
+        .nodes
+        .iter()
+        .filter(|n| n.syscall == "write" && n.count > 0)
+        .max_by_key(|n| n.count)
+        .map_or(0.0, |n| n.kernel_ns as f64 / n.count as f64);
+    Ok((p.meta.duration_ns as f64, p.meta.total_calls as f64, null_write))
+}
+
+/// What each recorder (BPF events, BPF aggregate, ptrace) costs per
+/// recorded call and per run: the same loop of cheap calls at two lengths,
+/// recorded and not; the differences between the lengths take out what
+/// starting a program costs, the least disturbed of `samples` runs counts.
+/// A recorder that cannot run here is left out (its profiles' shares are
+/// then of the traced run, and advise says so).
+fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibration::TracerCost> {
+    use syscluster_record::{Backend, Mode, RecordOptions};
+    let samples = samples.clamp(1, 3);
+    let mut out = Vec::new();
+    let setups = [
+        (Backend::Bpf, Mode::Events, 100_000u64),
+        (Backend::Bpf, Mode::Aggregate, 100_000),
+        (Backend::Ptrace, Mode::Events, 10_000),
+    ];
+    for (backend, mode, n) in setups {
+        let opts = RecordOptions { backend: Some(backend), mode, ..Default::default() };
+        let (short, long) = (dd_loop(n), dd_loop(2 * n));
+        let mut best = [f64::MAX; 4]; // traced short, traced long, untraced short, untraced long
+        let (mut calls, mut kernel) = ((0.0, 0.0), f64::MAX);
+        let mut failed = None;
+        for _ in 0..samples {
+            match (traced(&short, &opts), traced(&long, &opts)) {
+                (Ok(a), Ok(b)) => {
+                    if a.0 < best[0] {
+                        best[0] = a.0;
+                    }
+                    if b.0 < best[1] {
+                        best[1] = b.0;
+                    }
+                    calls = (a.1, b.1);
+                    kernel = kernel.min(a.2).min(b.2);
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            best[2] = best[2].min(untraced_ns(&short).unwrap_or(f64::MAX));
+            best[3] = best[3].min(untraced_ns(&long).unwrap_or(f64::MAX));
+        }
+        let name = match backend {
+            Backend::Bpf => format!("bpf/{}", mode.as_str()),
+            Backend::Ptrace => "ptrace".to_string(),
+        };
+        if let Some(e) = failed {
+            progress(&format!("recorder {name}: not measured ({e})"));
+            continue;
+        }
+        let extra = calls.1 - calls.0;
+        if extra <= 0.0 || best[3] == f64::MAX || best[2] == f64::MAX {
+            progress(&format!("recorder {name}: not measured (dd did not run)"));
+            continue;
+        }
+        let per_call_untraced = ((best[3] - best[2]) / extra).max(0.0);
+        let per_call = ((best[1] - best[0]) / extra - per_call_untraced).max(0.0);
+        let fixed = (best[0] - best[2] - per_call * calls.0).max(0.0);
+        // What the recorder adds between a call's timestamps: the kernel
+        // time of a write to /dev/null (a few ns of its own work).
+        let kernel_ns = if kernel == f64::MAX { 0.0 } else { kernel.min(per_call) };
+        let meta_mode = match backend {
+            Backend::Bpf => mode.as_str(),
+            Backend::Ptrace => "trace",
+        };
+        progress(&format!(
+            "recorder {name}: {per_call:.0} ns per recorded call ({kernel_ns:.0} ns of it inside the call), {:.1} ms per run",
+            fixed / 1e6
+        ));
+        out.push(calibration::TracerCost {
+            backend: backend.as_str().into(),
+            mode: meta_mode.into(),
+            per_call_ns: per_call,
+            fixed_ns: fixed,
+            kernel_ns,
+            calls: calls.1 as u64,
+            samples,
+            what: format!(
+                "dd bs=1 count={n} and count={} (read of /dev/zero, write to /dev/null), recorded and not; differences between the two lengths, least disturbed of {samples} runs; inside the call: the kernel time of the write to /dev/null",
+                2 * n
+            ),
+        });
+    }
+    out
 }
 
 pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
@@ -149,6 +274,20 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         }
         None => writeln!(o, "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"),
     };
+    let _ = writeln!(o, "\nThe recorder's own cost (taken out of profiles before estimating)");
+    if c.tracers.is_empty() {
+        let _ = writeln!(o, "  not measured: no recorder could run here");
+    }
+    for t in &c.tracers {
+        let _ = writeln!(
+            o,
+            "  {:<16} {:>10.0} ns per call ({:.0} ns inside the call) {:>8.1} ms per run",
+            format!("{}/{}", t.backend, t.mode),
+            t.per_call_ns,
+            t.kernel_ns,
+            t.fixed_ns / 1e6
+        );
+    }
     let _ = writeln!(o, "stored in {}", path.display());
     super::advise::write_out(None, o.as_bytes(), "calibration")?;
     Ok(0)
