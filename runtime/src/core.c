@@ -23,7 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sc_global sc_g;
+/* Slots live in the region shared with the guardian once it exists
+ * (guardian.c); before, nothing is bound and they are these. */
+static struct sc_slot sc_slots0[SC_NSLOTS];
+struct sc_global sc_g = {.slots = sc_slots0};
 __thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec")));
 
 /* ---- locks ------------------------------------------------------------ */
@@ -68,7 +71,7 @@ void sc_slot_lock(struct sc_slot *s)
             c = atomic_exchange(&s->lock, 2);
         while (c != 0) {
             struct sc_timespec ts = {0, 200 * 1000 * 1000};
-            long r = sc_futex_wait(&s->lock, 2, &ts);
+            long r = sc_futex_wait_shared(&s->lock, 2, &ts);
             if (r == -ETIMEDOUT && guardian_gone(atomic_load(&s->owner))) {
                 /* Its flush may be half done: treat it like a crash. */
                 atomic_store(&s->flushing, 0);
@@ -95,7 +98,7 @@ void sc_slot_unlock(struct sc_slot *s)
 {
     atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
     if (atomic_exchange(&s->lock, 0) == 2)
-        sc_futex_wake(&s->lock, 1);
+        sc_futex_wake_shared(&s->lock, 1);
 }
 
 /* ---- errors ----------------------------------------------------------- */
@@ -109,10 +112,23 @@ static void set_err(int fd, int err)
     atomic_fetch_add(&G.attn, 1);
 }
 
+/* An error the guardian met flushing slot s: kept on its fd (the slot is
+ * bound to it, or the guardian would not have flushed it). */
+static void guardian_err(struct sc_slot *s)
+{
+    if (sc_unlikely(atomic_load_explicit(&s->gerr, memory_order_relaxed))) {
+        int err = atomic_exchange(&s->gerr, 0);
+        if (err && s->fd >= 0)
+            set_err(s->fd, err);
+    }
+}
+
 /* Takes the error a deferred write on fd left, if any (0 if none). */
 int sc_take_err(int fd)
 {
     struct sc_fdent *e = sc_fdent(fd);
+    if (e && e->gen && G.slots[e->slot].gen == e->gen && G.slots[e->slot].fd == fd)
+        guardian_err(&G.slots[e->slot]);
     if (!e || !e->err)
         return 0;
     int err = e->err;
@@ -143,6 +159,23 @@ static void clear_pending(struct sc_slot *s)
 {
     unsigned i = (unsigned)(s - G.slots);
     atomic_fetch_and(&G.pending, ~(1ULL << i));
+}
+
+/* Before each write call of a flush, its progress for the guardian's
+ * recovery after SIGKILL (guardian.c, postmortem): done bytes of the buffer
+ * are in the kernel, and where this call starts.  Returns the position
+ * (size, for O_APPEND) or -errno. */
+static int64_t flush_note(struct sc_slot *s, size_t done)
+{
+    int64_t pos = flush_position(s);
+    if (pos < 0)
+        return pos;
+    int64_t cur = s->append ? sc_sys3(SYS_lseek, s->fd, 0, SEEK_CUR) : pos;
+    atomic_store_explicit(&s->call_size, pos, memory_order_relaxed);
+    atomic_store_explicit(&s->call_pos, cur, memory_order_relaxed);
+    atomic_store_explicit(&s->flush_done, done, memory_order_relaxed);
+    atomic_store(&s->flushing, 1);
+    return pos;
 }
 
 /* ---- bytes kept after a failed flush ----------------------------------- */
@@ -192,6 +225,11 @@ static void unhold(struct sc_slot *s)
 static int write_rest(struct sc_slot *s, size_t done)
 {
     while (done < s->len) {
+        int64_t pos = flush_note(s, done);
+        if (pos < 0) {
+            keep(s, done, (int)-pos);
+            return HELD(s);
+        }
         long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
         if (r > 0)
             done += (size_t)r;
@@ -207,11 +245,6 @@ static int write_rest(struct sc_slot *s, size_t done)
  * the errno, and the rest stays held. */
 static int write_held(struct sc_slot *s)
 {
-    int64_t pos = flush_position(s);
-    if (pos < 0)
-        return (int)-pos;
-    s->flush_pos = pos;
-    atomic_store(&s->flushing, 1);
     int err = write_rest(s, 0);
     if (err)
         return err;
@@ -288,6 +321,7 @@ void sc_forget_held(void)
  * not written stay in the slot, held (see keep). */
 void sc_flush_locked(struct sc_slot *s)
 {
+    guardian_err(s);
     if (s->vpos_set) {
         /* A pending offset goes first: it is where the reads left the file. */
         sc_sys3(SYS_lseek, s->fd, s->vpos, SEEK_SET);
@@ -295,20 +329,23 @@ void sc_flush_locked(struct sc_slot *s)
         if (s->len == 0)
             clear_pending(s);
     }
-    if (s->len == 0 || HELD(s))
+    if (s->len == 0 || HELD(s)) {
+        if (s->len == 0 && !s->vpos_set)
+            clear_pending(s); /* the guardian wrote it out */
         return;
+    }
     int err = 0;
     size_t done = 0;
-    int64_t pos = flush_position(s);
+    int64_t pos = flush_note(s, 0);
     if (pos < 0) {
         err = (int)-pos;
     } else {
-        s->flush_pos = pos;
-        atomic_store(&s->flushing, 1);
         while (done < s->len) {
             long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
+            if (r > 0 && (done += (size_t)r) < s->len)
+                flush_note(s, done); /* a short write: the next call's start */
             if (r > 0)
-                done += (size_t)r;
+                continue;
             else if (r == -EINTR)
                 continue;
             else {
@@ -791,18 +828,7 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
         sc_spin_unlock(&G.bind_lock);
         return NULL;
     }
-    sc_flush_locked(s);
-    if (!s->buf) {
-        void *b = (void *)sc_sys6(SYS_mmap, 0, (long)G.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if ((long)b < 0 && (long)b > -4096) {
-            sc_slot_unlock(s);
-            sc_spin_unlock(&G.bind_lock);
-            e->kind = SC_FD_OTHER;
-            return NULL;
-        }
-        s->buf = b;
-        s->cap = G.cap;
-    }
+    sc_flush_locked(s); /* its buffer is the region's (sc_region_create) */
     s->fd = fd;
     s->dev = st.st_dev;
     s->ino = st.st_ino;
@@ -817,10 +843,10 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
 static void check_guardian(void)
 {
     struct timespec ts;
-    if (G.testing_no_guardian || atomic_load(&G.g_state) != 1 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+    if (atomic_load(&G.g_state) != 1 || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
         return;
     long now = ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-    if (now - atomic_load(&G.g_beat) < 20L * G.flush_ms + 100 || !guardian_gone(G.g_pid))
+    if (now - atomic_load(&G.sh->beat) < 20L * G.flush_ms + 100 || !guardian_gone(G.g_pid))
         return;
     sc_guardian_lost();
     sc_report("guardian", "the guardian task was killed; starting another");
@@ -829,9 +855,9 @@ static void check_guardian(void)
 
 static void wake_guardian(void)
 {
-    if (atomic_load(&G.g_idle)) {
-        atomic_fetch_add(&G.g_wake, 1);
-        sc_futex_wake(&G.g_wake, 1);
+    if (atomic_load(&G.sh->idle)) {
+        atomic_fetch_add(&G.sh->wake, 1);
+        sc_futex_wake_shared(&G.sh->wake, 1);
     }
 }
 
@@ -891,16 +917,15 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
         sc_flush_locked(s);
         return SC_DIRECT;
     }
-    int64_t pos = flush_position(s);
+    int64_t pos = flush_note(s, 0);
     if (pos < 0) {
+        atomic_store(&s->flushing, 0);
         sc_flush_locked(s); /* records the error */
         return SC_DIRECT;
     }
     v[0].iov_base = s->buf;
     v[0].iov_len = s->len;
     memcpy(v + 1, uiov, sizeof *uiov * (size_t)uiovcnt);
-    s->flush_pos = pos;
-    atomic_store(&s->flushing, 1);
     long r = sc_sys3(SYS_writev, s->fd, (long)v, uiovcnt + 1);
     atomic_fetch_add_explicit(&G.c_fused, 1, memory_order_relaxed);
     s->n_flushes++;
@@ -1074,8 +1099,10 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
             at += iov[i].iov_len;
         }
         int first = s->len == 0;
-        if (first)
+        if (first) {
             atomic_fetch_add(&s->cycle, 1);
+            atomic_store_explicit(&s->first_ns, sc_now_ns(), memory_order_relaxed); /* the time bound runs from here */
+        }
         s->len = at; /* the commit: from here the bytes are acknowledged */
         s->n_writes++;
         s->n_bytes += total;
@@ -1134,6 +1161,8 @@ int sc_seek_pending(int fd, int64_t off, int whence)
                 if (s->len)
                     sc_flush_locked(s); /* deferred bytes land at the old offset */
                 int first = !s->vpos_set;
+                if (first)
+                    atomic_store_explicit(&s->first_ns, sc_now_ns(), memory_order_relaxed);
                 s->vpos = off;
                 s->vpos_set = 1;
                 if (first) {
@@ -1279,7 +1308,7 @@ static void atfork_child(void)
     }
     atomic_store(&G.bind_lock, 0);
     sc_forget_held();
-    sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours */
+    sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours; so does the region */
     sc_plan_forked();
     sc_leave();
 }
@@ -1309,7 +1338,6 @@ __attribute__((constructor(101))) static void sc_init(void)
     G.threshold = env_size("SYSCLUSTER_COALESCE", 0);
     G.verbose = (int)env_size("SYSCLUSTER_VERBOSE", 0);
     G.flush_ms = (int)env_size("SYSCLUSTER_FLUSH_MS", 5);
-    G.testing_no_guardian = (int)env_size("SYSCLUSTER_TEST_NO_GUARDIAN", 0);
     no_kcmp = (int)env_size("SYSCLUSTER_TEST_NO_KCMP", 0);
     if (G.flush_ms < 1)
         G.flush_ms = 1;
@@ -1351,6 +1379,12 @@ __attribute__((constructor(101))) static void sc_init(void)
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atomic_store(&G.mode, SC_ACTIVE);
+#ifdef SC_TEST_NO_GUARDIAN
+    /* A test build only (runtime/Makefile: build/test/libsyscluster-preload-noguardian.so):
+     * the control that shows SIGKILL loses records without a guardian. */
+    if (sc_region_create() == 0)
+        atomic_store(&G.g_state, 1);
+#endif
     sc_signals_init();
     if (planned)
         sc_plan_start();

@@ -1,23 +1,40 @@
-/* The guardian: a task that shares the program's memory and fd table but is
- * not one of its threads (clone with CLONE_VM | CLONE_FILES, no
- * CLONE_THREAD).  It does two jobs:
+/* The guardian: a process that shares the program's fd table (CLONE_FILES)
+ * and one MAP_SHARED region with it -- the slot headers, the buffers and a
+ * few control words (struct sc_shared) -- and nothing else: it has its own
+ * copy of the address space, from which it unmaps all but this library and
+ * the region.  It does two jobs:
  *
- *  - the time bound: it writes out buffers that have waited longer than
- *    the flush interval, even while the program is blocked or stopped;
+ *  - the time bound: it writes out each buffer before its first
+ *    acknowledged byte is one flush interval old, even while the program is
+ *    blocked or stopped;
  *  - nothing is lost: when the program dies in a way no code of ours runs
  *    (SIGKILL, a fault on an exhausted stack, ...), the fd table and the
- *    buffers live on in the guardian, which completes the pending writes
- *    and then exits.
+ *    region live on in the guardian, which completes the pending writes and
+ *    then exits.
  *
- * It has no real thread-local storage and no libc thread of its own, so it
- * uses raw system calls only and calls nothing in libc but memcpy.  Being a
- * separate process, it changes neither getpid(), nor the thread count, nor
- * what fork() copies.  See docs/RUNTIME.md. */
+ * It never holds more than the right to write the pending bytes to the
+ * program's own descriptors: right after it starts it makes itself
+ * undumpable (no ptrace, no /proc/PID/mem), drops every capability, sets
+ * no_new_privs and installs a seccomp filter that kills it on any call but
+ * the few it needs.  Whatever the program later gives up (chroot, capabilities,
+ * its own seccomp filter), the guardian has less.  Everything it reads from
+ * the region is untrusted input: header fields are copied into locals and
+ * checked (fd range, len <= cap), and a slot's buffer is always its own
+ * computation (bufs + i * cap, from its private copy of the state taken at
+ * clone time), never a pointer read from shared memory.
+ *
+ * It has no libc of its own (libc is unmapped): raw system calls only, and
+ * no call to any function outside this library.  See docs/RUNTIME.md. */
 #include "rt.h"
 #include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -28,10 +45,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define G_STACK (256 * 1024)
+#define G_STACK (128 * 1024)
+#define G_FDMAX (1 << 20) /* the largest fd table the runtime tracks */
 
-/* The guardian's "thread pointer" block: TLS offsets of this library (and
- * the stack protector's canary at %fs:0x28) land inside it. */
+/* The guardian's stack and "thread pointer" block live in this library's
+ * .bss, which is all of the program's memory it keeps.  TLS offsets of this
+ * library and the stack protector's canary (%fs:0x28) land inside g_tls. */
+static char g_stack[G_STACK] __attribute__((aligned(4096)));
 static char g_tls[32768] __attribute__((aligned(4096)));
 
 struct k_sigaction {
@@ -44,90 +64,248 @@ struct k_sigaction {
 static void g_on_signal(int sig)
 {
     (void)sig;
-    atomic_fetch_add(&G.g_wake, 1);
+    atomic_fetch_add(&G.sh->wake, 1);
 }
 
 static void g_say(const char *s)
 {
-    sc_sys3(SYS_write, 2, (long)s, (long)strlen(s));
+    size_t n = 0;
+    while (s[n])
+        n++;
+    sc_sys3(SYS_write, 2, (long)s, (long)n);
+}
+
+static int64_t g_now(void)
+{
+    struct sc_timespec t;
+    if (sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t) != 0)
+        return 0;
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Writes buf[0..n) at the description's current offset; 0 or -errno,
+ * with the bytes written in *done. */
+static long g_write_all(int fd, const char *buf, size_t n, size_t *done)
+{
+    *done = 0;
+    while (*done < n) {
+        long r = sc_sys3(SYS_write, fd, (long)(buf + *done), (long)(n - *done));
+        if (r > 0)
+            *done += (size_t)r;
+        else if (r != -EINTR)
+            return r == 0 ? -EIO : r;
+    }
+    return 0;
+}
+
+/* Writes out slot i.  The slot lock is held, or the program is dead.
+ * Every field is read once and checked: the program may have scribbled on
+ * the region. */
+static void g_flush(unsigned i, int dead)
+{
+    struct sc_slot *s = &G.sh->slots[i];
+    int fd = s->fd;
+    size_t len = s->len;
+    int vset = s->vpos_set;
+    int64_t vpos = s->vpos;
+    if (fd < 0 || fd >= G_FDMAX || len > G.cap) {
+        s->len = 0;
+        s->vpos_set = 0;
+        return;
+    }
+    const char *buf = G.bufs + (size_t)i * G.cap;
+    if (vset) {
+        /* The offset the program's reads left: others sharing the file
+         * description see it, as they would have. */
+        sc_sys3(SYS_lseek, fd, vpos, SEEK_SET);
+        s->vpos_set = 0;
+    }
+    size_t from = 0;
+    if (dead && atomic_load(&s->flushing)) {
+        /* Killed inside a flush.  flush_done bytes are known to be in the
+         * kernel; one write call of the rest may have been in flight.  It
+         * wrote what moved the description's offset: past call_pos, or for
+         * O_APPEND (where the kernel first moves to the end of the file)
+         * past the size before the call -- the offset is moved only by
+         * writes through this description, so the growth another appender
+         * makes is never taken for ours.  Nothing is ever written at a
+         * recorded position: the rest goes to the current offset. */
+        size_t done = atomic_load(&s->flush_done);
+        int64_t cpos = atomic_load(&s->call_pos), csize = atomic_load(&s->call_size);
+        if (done > len)
+            done = len;
+        int64_t cur = sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
+        int64_t k = 0;
+        if (cur >= 0 && cur != cpos)
+            k = cur - (s->append ? csize : cpos);
+        if (k < 0)
+            k = 0;
+        if ((uint64_t)k > len - done)
+            k = (int64_t)(len - done);
+        from = done + (size_t)k;
+    }
+    if (from < len) {
+        size_t wrote;
+        long r = g_write_all(fd, buf + from, len - from, &wrote);
+        if (r < 0) {
+            atomic_store(&s->gerr, (int)-r);
+            if (dead) {
+                g_say("syscluster: the program died; completing its deferred writes failed, bytes were lost\n");
+            } else {
+                /* The program lives: the bytes not written stay, for the
+                 * program to report the error and retry them (core.c,
+                 * keep); the guardian leaves the slot until it has. */
+                size_t rest = len - from - wrote;
+                /* By hand: libc's memmove is not mapped here, and a
+                 * volatile copy is not turned back into a call to it. */
+                volatile char *d = (volatile char *)buf;
+                const volatile char *o = buf + from + wrote;
+                for (size_t k = 0; k < rest; k++)
+                    d[k] = o[k];
+                s->len = rest;
+                atomic_store(&s->flushing, 0);
+                return;
+            }
+        }
+    }
+    s->n_flushes++;
+    s->len = 0;
+    atomic_store(&s->flushing, 0);
 }
 
 /* The program is dead: complete what it acknowledged.  Nothing else runs
  * on these slots now, whatever their locks say. */
 static void postmortem(void)
 {
-    for (unsigned i = 0; i < SC_NSLOTS; i++) {
-        struct sc_slot *s = &G.slots[i];
-        if (s->fd >= 0 && s->vpos_set) {
-            /* The offset the program's reads left: others sharing the file
-             * description see it, as they would have. */
-            sc_sys3(SYS_lseek, s->fd, s->vpos, SEEK_SET);
-            s->vpos_set = 0;
-        }
-        if (s->fd < 0 || s->len == 0)
-            continue;
-        size_t done = 0;
-        int bad = 0;
-        if (atomic_load(&s->flushing)) {
-            /* Killed inside a flush: the kernel may have written part. */
-            if (s->append) {
-                struct stat st;
-                if (sc_sys2(SYS_fstat, s->fd, (long)&st) == 0 && st.st_size >= s->flush_pos)
-                    done = (size_t)(st.st_size - s->flush_pos) < s->len ? (size_t)(st.st_size - s->flush_pos) : s->len;
-            } else {
-                /* Rewriting the same bytes at the same place is harmless. */
-                while (done < s->len) {
-                    long r = sc_sys4(SYS_pwrite64, s->fd, (long)(s->buf + done), (long)(s->len - done),
-                                     s->flush_pos + (long)done);
-                    if (r <= 0 && r != -EINTR) {
-                        bad = 1;
-                        break;
-                    }
-                    if (r > 0)
-                        done += (size_t)r;
-                }
-                long cur = sc_sys3(SYS_lseek, s->fd, 0, SEEK_CUR);
-                if (cur >= 0 && cur < s->flush_pos + (long)done)
-                    sc_sys3(SYS_lseek, s->fd, s->flush_pos + (long)done, SEEK_SET);
-                done = s->len;
-            }
-        }
-        while (!bad && done < s->len) {
-            long r = sc_sys3(SYS_write, s->fd, (long)(s->buf + done), (long)(s->len - done));
-            if (r > 0)
-                done += (size_t)r;
-            else if (r != -EINTR)
-                bad = 1;
-        }
-        if (bad)
-            g_say("syscluster: the program died; completing its deferred writes failed, bytes were lost\n");
-        s->len = 0;
-    }
-    atomic_store(&G.pending, 0);
+    for (unsigned i = 0; i < SC_NSLOTS; i++)
+        g_flush(i, 1);
 }
 
-static void tick(uint32_t *last, uint64_t *seen)
+/* Writes out every slot whose first byte is due (the interval minus a
+ * margin for the flush itself); returns when to look again (ns, 0: nothing
+ * pending). */
+static int64_t tick(int64_t interval, int64_t margin)
 {
-    uint64_t m = atomic_load(&G.pending);
+    int64_t now = g_now(), next = 0;
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
-        struct sc_slot *s = &G.slots[i];
-        uint32_t c = atomic_load(&s->cycle);
-        if ((m & (1ULL << i)) && (*seen & (1ULL << i)) && last[i] == c && sc_slot_trylock(s)) {
-            if (atomic_load(&s->cycle) == c && s->fd >= 0)
-                sc_flush_locked(s);
-            sc_slot_unlock(s);
+        struct sc_slot *s = &G.sh->slots[i];
+        if ((s->len == 0 && !s->vpos_set) || atomic_load(&s->gerr))
+            continue; /* nothing, or bytes kept after an error the program has yet to see */
+        int64_t first = atomic_load(&s->first_ns);
+        int64_t due = first + interval - margin;
+        if (first <= 0 || first > now)
+            due = now; /* not a time we can trust: now */
+        if (due <= now) {
+            if (sc_slot_trylock(s)) {
+                g_flush(i, 0);
+                sc_slot_unlock(s);
+                continue;
+            }
+            due = now + 100000; /* a program thread holds it: soon again */
         }
-        last[i] = c;
-        if (m & (1ULL << i))
-            *seen |= 1ULL << i;
-        else
-            *seen &= ~(1ULL << i);
+        if (!next || due < next)
+            next = due;
     }
+    return next;
+}
+
+/* The seccomp filter: x86-64 calls only, and only these. */
+static int g_sandbox(void)
+{
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+    /* static: a local array would be filled by a memcpy call into libc, which is gone */
+    static const struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        ALLOW(SYS_write),
+        ALLOW(SYS_lseek),
+        ALLOW(SYS_futex),
+        ALLOW(SYS_clock_gettime),
+        ALLOW(SYS_getppid),
+        ALLOW(SYS_rt_sigreturn),
+        ALLOW(SYS_rt_sigprocmask),
+        ALLOW(SYS_restart_syscall),
+        ALLOW(SYS_exit),
+        ALLOW(SYS_exit_group),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    };
+#undef ALLOW
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), (struct sock_filter *)f};
+    /* Undumpable first: a same-uid program can neither ptrace us nor open
+     * our /proc/PID/mem from here on. */
+    if (sc_sys2(SYS_prctl, PR_SET_DUMPABLE, 0) != 0)
+        return -1;
+    for (long cap = 0; cap < 64; cap++)
+        sc_sys2(SYS_prctl, PR_CAPBSET_DROP, cap); /* EPERM without CAP_SETPCAP: then there is nothing to drop */
+    sc_sys5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    for (int j = 0; j < 2; j++)
+        d[j].effective = d[j].permitted = d[j].inheritable = 0;
+    if (sc_sys2(SYS_capset, (long)&h, (long)d) != 0)
+        return -1;
+    if (sc_sys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    if (sc_sys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&prog) != 0)
+        return -1;
+    return 0;
+}
+
+/* What the guardian keeps of the program's memory: this library (its code,
+ * its state, the guardian's stack) and the region.  Found before the clone. */
+static uintptr_t keep_lo, keep_hi;
+/* The rseq area glibc registered for the thread that starts the guardian. */
+static void *g_rseq_addr;
+static unsigned g_rseq_len;
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+    for (int j = 0; j < info->dlpi_phnum; j++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[j];
+        if (p->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + p->p_vaddr, b = a + p->p_memsz;
+        if (a < lo)
+            lo = a;
+        if (b > hi)
+            hi = b;
+    }
+    if (me < lo || me >= hi)
+        return 0;
+    keep_lo = lo & ~(uintptr_t)4095;
+    keep_hi = (hi + 4095) & ~(uintptr_t)4095;
+    return 1;
+}
+
+/* Unmaps everything but [a0, a1) and [b0, b1): the program's heap, stacks
+ * and mappings.  Besides taking them out of reach, this spares the program
+ * the copy-on-write copies of every page it writes after the clone. */
+static void g_unmap_rest(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
+{
+    if (b0 < a0) {
+        uintptr_t t0 = a0, t1 = a1;
+        a0 = b0, a1 = b1, b0 = t0, b1 = t1;
+    }
+    uintptr_t top = (uintptr_t)1 << 56; /* 5-level paging, else 47 bits */
+    if (sc_sys2(SYS_munmap, (long)b1, (long)(top - 4096 - b1)) != 0)
+        sc_sys2(SYS_munmap, (long)b1, (long)(((uintptr_t)1 << 47) - 4096 - b1));
+    if (b0 > a1)
+        sc_sys2(SYS_munmap, (long)a1, (long)(b0 - a1));
+    if (a0 > 4096)
+        sc_sys2(SYS_munmap, 4096, (long)(a0 - 4096));
 }
 
 static int guardian_main(void *arg)
 {
     (void)arg;
+    struct sc_shared *sh = G.sh;
+    G.g_pid = (int)sc_getpid(); /* our private copy: marks the locks we hold (sc_slot_trylock) */
     /* Our own dispositions (this task does not share the program's). */
     for (int sig = 1; sig <= 64; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP)
@@ -138,45 +316,141 @@ static int guardian_main(void *arg)
     }
     sc_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGUSR1);
     sc_sys2(SYS_prctl, PR_SET_NAME, (long)"syscluster-grd");
+    sc_sys2(SYS_prctl, PR_SET_TIMERSLACK, 1); /* wake at the deadline, not 50 us after */
     sc_sys0(SYS_setsid); /* out of the program's process group and its signals */
+    /* The kernel writes a thread's rseq area (glibc's, in the program's
+     * thread block, about to go) at every preemption: unregister it. */
+    if (g_rseq_addr && sc_sys4(SYS_rseq, (long)g_rseq_addr, 32, 1 /* RSEQ_FLAG_UNREGISTER */, 0x53053053) != 0)
+        sc_sys4(SYS_rseq, (long)g_rseq_addr, (long)g_rseq_len, 1, 0x53053053);
+    g_unmap_rest(keep_lo, keep_hi, (uintptr_t)sh, (uintptr_t)sh + G.sh_len);
+    if (g_sandbox() != 0) {
+        atomic_store(&sh->ready, 2);
+        sc_futex_wake_shared(&sh->ready, 1);
+        return 1;
+    }
+    atomic_store(&sh->ready, 1);
+    sc_futex_wake_shared(&sh->ready, 1);
     uint64_t unblock = 1ULL << (SIGUSR1 - 1);
     sc_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8);
 
-    uint32_t last[SC_NSLOTS] = {0};
-    uint64_t seen = 0;
-    long half = (long)G.flush_ms * 1000000L / 2;
+    int64_t interval = (int64_t)G.flush_ms * 1000000;
+    int64_t margin = interval / 4 < 2000000 ? interval / 4 : 2000000;
     for (;;) {
-        if (atomic_load(&G.g_quit))
+        if (atomic_load(&sh->quit))
             break;
         if (sc_sys0(SYS_getppid) != G.pid) {
             postmortem();
             break;
         }
-        int w = atomic_load(&G.g_wake);
-        if (!atomic_load(&G.pending)) {
-            atomic_store(&G.g_idle, 1);
-            if (!atomic_load(&G.pending) && !atomic_load(&G.g_quit))
-                sc_futex_wait(&G.g_wake, w, NULL);
-            atomic_store(&G.g_idle, 0);
-            continue;
-        }
-        struct sc_timespec ts = {half / 1000000000L, half % 1000000000L};
-        sc_futex_wait(&G.g_wake, w, &ts);
+        int w = atomic_load(&sh->wake);
         struct sc_timespec now;
         if (sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC_COARSE, (long)&now) == 0)
-            atomic_store(&G.g_beat, now.tv_sec * 1000L + now.tv_nsec / 1000000L);
-        tick(last, &seen);
+            atomic_store(&sh->beat, now.tv_sec * 1000L + now.tv_nsec / 1000000L);
+        int64_t next = tick(interval, margin);
+        if (!next) {
+            atomic_store(&sh->idle, 1);
+            /* Anything committed before idle was set is seen by this scan;
+             * anything after wakes us. */
+            next = tick(interval, margin);
+            if (!next && !atomic_load(&sh->quit))
+                sc_futex_wait_shared(&sh->wake, w, NULL);
+            atomic_store(&sh->idle, 0);
+            continue;
+        }
+        int64_t d = next - g_now();
+        if (d > 0) {
+            struct sc_timespec ts = {d / 1000000000L, d % 1000000000L};
+            sc_futex_wait_shared(&sh->wake, w, &ts);
+        }
     }
     return 0;
 }
 
+int64_t sc_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Maps a region and moves the slots into it (their headers; the buffers
+ * are the region's).  Nothing may be pending in the slots it copies. */
+static struct sc_shared *region_new(void)
+{
+    size_t head = (sizeof(struct sc_shared) + 4095) & ~(size_t)4095;
+    size_t len = head + SC_NSLOTS * G.cap;
+    void *m = (void *)sc_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                              -1, 0);
+    if ((long)m < 0 && (long)m > -4096)
+        return NULL;
+    struct sc_shared *sh = m;
+    char *bufs = (char *)m + head;
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        struct sc_slot *s = &sh->slots[i], *o = &G.slots[i];
+        memcpy(s, o, sizeof *s);
+        atomic_store(&s->lock, 0);
+        atomic_store(&s->owner, 0);
+        s->buf = bufs + (size_t)i * G.cap;
+        s->cap = G.cap;
+        if (o->len && o->buf)
+            memcpy(s->buf, o->buf, o->len);
+    }
+    G.bufs = bufs;
+    G.sh_len = len;
+    return sh;
+}
+
+/* The region, made at the first deferral (a process that never defers
+ * maps nothing).  0 or -1. */
+int sc_region_create(void)
+{
+    if (__atomic_load_n(&G.sh, __ATOMIC_ACQUIRE))
+        return 0;
+    sc_enter();
+    sc_spin_lock(&G.bind_lock);
+    if (!G.sh) {
+        struct sc_shared *sh = region_new();
+        if (sh) {
+            G.slots = sh->slots;
+            __atomic_store_n(&G.sh, sh, __ATOMIC_RELEASE);
+        }
+    }
+    sc_spin_unlock(&G.bind_lock);
+    sc_leave();
+    return G.sh ? 0 : -1;
+}
+
+/* In a fork child: the region is the parent's and its guardian's.  The
+ * child gets its own (every slot was written out before the fork), so
+ * that parent and child never share a slot. */
+void sc_region_forked(void)
+{
+    struct sc_shared *old = G.sh;
+    if (!old)
+        return;
+    size_t old_len = G.sh_len;
+    struct sc_shared *sh = region_new();
+    if (!sh) {
+        static struct sc_slot lone[SC_NSLOTS];
+        for (unsigned i = 0; i < SC_NSLOTS; i++)
+            lone[i].fd = -1;
+        G.slots = lone;
+        G.sh = NULL;
+        atomic_store(&G.mode, SC_PASS);
+    } else {
+        G.slots = sh->slots;
+        G.sh = sh;
+    }
+    sc_sys2(SYS_munmap, (long)old, (long)old_len);
+}
+
 int sc_guardian_start(void)
 {
-    if (G.testing_no_guardian) {
-        atomic_store(&G.g_state, 1);
-        return 0;
-    }
     int rc = 0;
+    if (atomic_load(&G.g_state) != 1 && sc_region_create() != 0) {
+        atomic_store(&G.g_state, 2);
+        return -1;
+    }
     sc_enter();
     sc_spin_lock(&G.g_lock);
     if (atomic_load(&G.g_state) == 1)
@@ -185,34 +459,67 @@ int sc_guardian_start(void)
         rc = -1;
         goto out;
     }
-    char *stack = (char *)sc_sys6(SYS_mmap, 0, G_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                                  -1, 0);
-    if ((long)stack < 0 && (long)stack > -4096) {
+    if (G.pid == 1) {
+        /* PID 1 of a PID namespace: its death kills every process in the
+         * namespace, the guardian with it.  Nothing is deferred here. */
         atomic_store(&G.g_state, 2);
-        rc = -1;
-        goto out;
+        sc_spin_unlock(&G.g_lock);
+        sc_report("unchanged", "PID 1 of a PID namespace: writes are not deferred (its guardian would die with it)");
+        sc_leave();
+        return -1;
     }
+    if (!keep_hi)
+        dl_iterate_phdr(find_self, (void *)&sc_g);
+    struct sc_shared *sh = G.sh;
+    g_rseq_addr = &__rseq_size && __rseq_size ? (char *)__builtin_thread_pointer() + __rseq_offset : NULL;
+    g_rseq_len = &__rseq_size ? __rseq_size : 0;
     char *tp = g_tls + sizeof g_tls / 2;
     ((void **)tp)[0] = tp; /* tcb->tcb */
     ((void **)tp)[2] = tp; /* tcb->self */
     uint64_t canary;
     __asm__("movq %%fs:0x28, %0" : "=r"(canary));
     *(uint64_t *)(tp + 0x28) = canary;
-    atomic_store(&G.g_quit, 0);
-    atomic_store(&G.g_idle, 0);
+    atomic_store(&sh->quit, 0);
+    atomic_store(&sh->idle, 0);
+    atomic_store(&sh->ready, 0);
     /* It starts with every signal blocked, so that no handler of the
-     * program's ever runs in it. */
+     * program's ever runs in it.  No CLONE_VM: its own copy of the address
+     * space; CLONE_FILES: the program's fd table, with no new reference to
+     * any open file. */
     uint64_t all = ~0ULL, old;
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
-    int pid = SC_REAL(clone)(guardian_main, stack + G_STACK - 64, CLONE_VM | CLONE_FILES | CLONE_SETTLS | CLONE_UNTRACED,
-                             NULL, NULL, tp, NULL);
-    int err = errno;
+    int pid = keep_hi ? SC_REAL(clone)(guardian_main, g_stack + G_STACK - 64, CLONE_FILES | CLONE_SETTLS | CLONE_UNTRACED,
+                                       NULL, NULL, tp, NULL)
+                      : -1;
+    int err = keep_hi ? errno : ENOENT;
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
+    const char *why = NULL;
+    if (pid > 0) {
+        /* Deferring without a guardian that holds no more than it should
+         * would be worse than not deferring: wait until it is sandboxed. */
+        int st;
+        while (atomic_load(&sh->ready) == 0) {
+            struct sc_timespec ts = {0, 10 * 1000 * 1000};
+            sc_futex_wait_shared(&sh->ready, 0, &ts);
+            if (atomic_load(&sh->ready) == 0 && sc_sys4(SYS_wait4, pid, (long)&st, __WCLONE | WNOHANG, 0) == pid) {
+                pid = -2;
+                break;
+            }
+        }
+        if (pid > 0 && atomic_load(&sh->ready) != 1) {
+            sc_sys4(SYS_wait4, pid, (long)&st, __WCLONE, 0);
+            pid = -2;
+        }
+        if (pid == -2)
+            why = "cannot sandbox the guardian task (capabilities, no_new_privs or seccomp refused)";
+    }
     if (pid < 0) {
-        sc_sys2(SYS_munmap, (long)stack, G_STACK);
         atomic_store(&G.g_state, 2);
         sc_spin_unlock(&G.g_lock);
-        sc_report("unchanged", "cannot start the guardian task (%s): writes are not deferred", strerror(err));
+        if (why)
+            sc_report("unchanged", "%s: writes are not deferred", why);
+        else
+            sc_report("unchanged", "cannot start the guardian task (%s): writes are not deferred", strerror(err));
         sc_leave();
         return -1;
     }
@@ -228,17 +535,14 @@ out:
  * fd table or the limits it runs under change).  Nothing may be pending. */
 void sc_guardian_stop(void)
 {
-    if (atomic_load(&G.g_state) != 1 || G.testing_no_guardian) {
-        if (G.testing_no_guardian)
-            atomic_store(&G.g_state, 0);
+    if (atomic_load(&G.g_state) != 1)
         return;
-    }
     sc_enter();
     sc_spin_lock(&G.g_lock);
     if (atomic_load(&G.g_state) == 1 && G.g_pid > 0) {
-        atomic_store(&G.g_quit, 1);
-        atomic_fetch_add(&G.g_wake, 1);
-        sc_futex_wake(&G.g_wake, 1);
+        atomic_store(&G.sh->quit, 1);
+        atomic_fetch_add(&G.sh->wake, 1);
+        sc_futex_wake_shared(&G.sh->wake, 1);
         int st;
         long r;
         do
@@ -251,13 +555,12 @@ void sc_guardian_stop(void)
     sc_leave();
 }
 
-/* In a fork child: the guardian belongs to the parent. */
+/* In a fork child: the guardian and the region belong to the parent. */
 void sc_guardian_forget(void)
 {
     G.g_pid = 0;
     atomic_store(&G.g_state, 0);
-    atomic_store(&G.g_idle, 0);
-    atomic_store(&G.g_quit, 0);
+    sc_region_forked();
 }
 
 /* The guardian died (someone killed it alone): reap it and say so; the

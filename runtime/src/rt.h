@@ -59,9 +59,29 @@ struct sc_slot {
     char *buf;
     int64_t vpos;      /* a pending offset (planned lseek + reads), when vpos_set */
     int vpos_set;
-    _Atomic int flushing; /* a flush's write is in flight */
-    int64_t flush_pos;    /* offset (size, for O_APPEND) before that flush */
+    /* A flush's progress, for the guardian's recovery after SIGKILL (see
+     * sc_flush_note and docs/RUNTIME.md, "SIGKILL"): while flushing is set,
+     * flush_done bytes of the buffer are known to be in the kernel and one
+     * write call of the rest may be in flight; call_pos is the description's
+     * offset before that call and, for O_APPEND, call_size the file's size. */
+    _Atomic int flushing;
+    _Atomic size_t flush_done;
+    _Atomic int64_t call_pos, call_size;
+    _Atomic int64_t first_ns; /* CLOCK_MONOTONIC ns of the buffer's first acknowledged byte */
+    _Atomic int gerr;         /* the guardian's flush failed with this errno (for the program to report) */
     uint64_t n_writes, n_flushes, n_bytes, n_lost;
+};
+
+/* What the program and its guardian share (one MAP_SHARED anonymous region,
+ * created at the first deferral; the slots' buffers follow it, cap bytes
+ * each).  The guardian treats all of it as untrusted input: see guardian.c. */
+struct sc_shared {
+    _Atomic int wake;  /* futex: bumped to wake the guardian */
+    _Atomic int idle;  /* the guardian sleeps with nothing pending */
+    _Atomic int quit;  /* asked to exit */
+    _Atomic int ready; /* 1: sandboxed and running; 2: could not sandbox itself */
+    _Atomic long beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
+    struct sc_slot slots[SC_NSLOTS];
 };
 
 struct sc_fdent {
@@ -90,18 +110,17 @@ struct sc_global {
     _Atomic uint64_t attn;
     _Atomic int bind_lock;
     unsigned evict_next;
-    struct sc_slot slots[SC_NSLOTS];
+    struct sc_slot *slots;  /* sh->slots once the region exists; a private array before */
+    struct sc_shared *sh;   /* shared with the guardian (guardian.c) */
+    char *bufs;             /* the slots' buffers: bufs + i * cap */
+    size_t sh_len;          /* the region's length */
     struct sc_fdent *fdtab;
     size_t fdmax;
     _Atomic size_t fd_hi; /* highest fd entry ever touched + 1 */
     /* The guardian: see guardian.c. */
     _Atomic int g_state; /* 0 none, 1 up, 2 cannot be started */
     int g_pid;
-    _Atomic int g_wake;
-    _Atomic int g_idle;
-    _Atomic int g_quit;
     _Atomic int g_lock;
-    _Atomic long g_beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
     /* Inodes the process has mapped: never deferred. */
     _Atomic int map_lock;
     int n_mapped;
@@ -110,7 +129,6 @@ struct sc_global {
     /* Diagnostics. */
     char report[108];
     int report_len;
-    int testing_no_guardian;
     /* Counters for -v. */
     _Atomic uint64_t c_deferred, c_direct, c_flushes, c_fused;
 };
@@ -246,6 +264,9 @@ int sc_guardian_start(void) SC_HIDDEN;
 void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
+int sc_region_create(void) SC_HIDDEN;
+void sc_region_forked(void) SC_HIDDEN;
+int64_t sc_now_ns(void) SC_HIDDEN;
 
 /* signals.c */
 void sc_signals_init(void) SC_HIDDEN;

@@ -89,6 +89,18 @@ static inline long sc_futex_wake(void *addr, int n)
     return sc_sys3(SYS_futex, (long)addr, SC_FUTEX_WAKE_PRIVATE, n);
 }
 
+/* On the region shared with the guardian (another address space): no
+ * FUTEX_PRIVATE_FLAG. */
+static inline long sc_futex_wait_shared(void *addr, int val, const struct sc_timespec *ts)
+{
+    return sc_sys4(SYS_futex, (long)addr, 0 /* FUTEX_WAIT */, val, (long)ts);
+}
+
+static inline long sc_futex_wake_shared(void *addr, int n)
+{
+    return sc_sys3(SYS_futex, (long)addr, 1 /* FUTEX_WAKE */, n);
+}
+
 static inline long sc_gettid(void) { return sc_sys0(SYS_gettid); }
 static inline long sc_getpid(void) { return sc_sys0(SYS_getpid); }
 

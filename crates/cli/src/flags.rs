@@ -362,7 +362,9 @@ pub struct RunArgs {
     /// Apply the clusters of PLAN (from `syscluster advise --plan-out`) at their code locations.
     #[arg(long, value_name = "PLAN")]
     pub plan: Option<PathBuf>,
-    /// Write pending bytes out at the latest after MS milliseconds.
+    /// Write pending bytes out at the latest after MS milliseconds. Also what a kill of the whole
+    /// cgroup (cgroup.kill) or PID namespace can lose: at most the bytes acknowledged within the last
+    /// MS milliseconds, one buffer per file (a namespace's PID 1 defers nothing).
     #[arg(long, value_name = "MS", default_value_t = 5)]
     pub flush_interval: u32,
     /// Say what is interposed and, per process, what was coalesced.
