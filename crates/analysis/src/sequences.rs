@@ -228,6 +228,7 @@ mod tests {
                 count: count[i as usize],
                 errors: 0,
                 kernel_ns: 0,
+                blocked_ns: 0,
                 callsites: vec![],
             })
             .collect();
