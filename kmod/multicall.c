@@ -37,7 +37,7 @@ MODULE_DESCRIPTION("syscluster multi-call: many system calls, one crossing");
 #define MC_CHECK (1u << 0)
 #define MC_PREDICT (1u << 1)
 #define MC_CALL_FLAGS (MC_CHECK | MC_PREDICT)
-enum { MC_WHILE_GT, MC_WHILE_GE, MC_WHILE_EQ, MC_WHILE_NE, MC_WHILE_LT, MC_WHILE_LE };
+#define MC_WHILE_LE 5u /* the last loop condition of <multicall.h> */
 
 static_assert(sizeof(struct mc_kmod_call) == 80);
 
@@ -108,24 +108,6 @@ static long dispatch(const struct mc_kmod_call *c, unsigned int i)
 		ret = mc_sys_call_table[nr](&regs);
 	trace_mc_exit(nr, ret);
 	return ret;
-}
-
-static bool cond_holds(const struct mc_kmod_loop *l, long r)
-{
-	switch (l->cond) {
-	case MC_WHILE_GT:
-		return r > l->value;
-	case MC_WHILE_GE:
-		return r >= l->value;
-	case MC_WHILE_EQ:
-		return r == l->value;
-	case MC_WHILE_NE:
-		return r != l->value;
-	case MC_WHILE_LT:
-		return r < l->value;
-	default:
-		return r <= l->value;
-	}
 }
 
 static bool is_restart(long r)
@@ -242,7 +224,7 @@ static long run_loop(struct mc_prog *p)
 					return -EFAULT;
 				return stop;
 			}
-			if (!cond_holds(l, p->c[l->call].result)) {
+			if (!mc_loop_goes_on(l->cond, l->value, p->c[l->call].result)) {
 				if (cancel_rest(p, l->call + 1, p->n))
 					return -EFAULT;
 				return p->n;

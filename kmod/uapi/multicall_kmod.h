@@ -78,6 +78,27 @@ struct mc_kmod_run {
 #endif
 #define MC_IOC_RUN     _IOWR('M', 1, struct mc_kmod_run)
 
+/* Whether a looped multi-call goes on: result r against the loop's value
+ * by its condition (MC_WHILE_GT, _GE, _EQ, _NE, _LT, _LE of <multicall.h>,
+ * 0 to 5).  The module and libmulticall's backends decide it alike. */
+static inline int mc_loop_goes_on(__u32 cond, __s64 value, __s64 r)
+{
+	switch (cond) {
+	case 0:
+		return r > value;
+	case 1:
+		return r >= value;
+	case 2:
+		return r == value;
+	case 3:
+		return r != value;
+	case 4:
+		return r < value;
+	default:
+		return r <= value;
+	}
+}
+
 /*
  * The module's own ioctl may not run inside a multi-call (a multi-call in
  * a multi-call would escape the bounds): refused, by the module and the

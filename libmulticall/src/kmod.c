@@ -13,6 +13,8 @@
 _Static_assert(sizeof(struct mc_call) == sizeof(struct mc_kmod_call), "struct mc_call is the module's ABI");
 _Static_assert(MC_MAX_CALLS == MC_KMOD_MAX_CALLS, "one bound");
 _Static_assert(MC_ABI_VERSION == MC_KMOD_ABI, "one ABI version");
+_Static_assert(MC_WHILE_GT == 0 && MC_WHILE_GE == 1 && MC_WHILE_EQ == 2 && MC_WHILE_NE == 3 && MC_WHILE_LT == 4 && MC_WHILE_LE == 5,
+	       "mc_loop_goes_on numbers the conditions as <multicall.h>");
 
 int __mc_kmod_open(struct mc_ctx *ctx)
 {
@@ -29,24 +31,6 @@ int __mc_kmod_open(struct mc_ctx *ctx)
 	}
 	ctx->kmod_fd = __mc_fd_out_of_the_way((int)fd);
 	return 0;
-}
-
-static int cond_holds(const struct mc_loop *l, long r)
-{
-	switch (l->cond) {
-	case MC_WHILE_GT:
-		return r > l->value;
-	case MC_WHILE_GE:
-		return r >= l->value;
-	case MC_WHILE_EQ:
-		return r == l->value;
-	case MC_WHILE_NE:
-		return r != l->value;
-	case MC_WHILE_LT:
-		return r < l->value;
-	default:
-		return r <= l->value;
-	}
 }
 
 /*
@@ -88,7 +72,7 @@ int __mc_kmod_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n, const s
 			r = i;
 			break;
 		}
-		if (loop && i == loop->call && !cond_holds(loop, -EINTR)) {
+		if (loop && i == loop->call && !mc_loop_goes_on(loop->cond, loop->value, -EINTR)) {
 			__mc_cancel_rest(calls, i + 1, n);
 			r = n;
 			break;
@@ -111,7 +95,7 @@ int __mc_kmod_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n, const s
 	if (r >= 0) {
 		/* Calls that ran: the last (partial) iteration's, and whole ones before. */
 		unsigned last = r < (long)n ? (unsigned)r + 1
-			      : loop && !cond_holds(loop, calls[loop->call].result) ? loop->call + 1 : n;
+			      : loop && !mc_loop_goes_on(loop->cond, loop->value, calls[loop->call].result) ? loop->call + 1 : n;
 
 		ctx->stats.calls += last + (loop && h.iterations ? (h.iterations - 1) * n : 0);
 	}

@@ -195,24 +195,6 @@ out:
 	return ret;
 }
 
-static int cond_holds(const struct mc_loop *l, long r)
-{
-	switch (l->cond) {
-	case MC_WHILE_GT:
-		return r > l->value;
-	case MC_WHILE_GE:
-		return r >= l->value;
-	case MC_WHILE_EQ:
-		return r == l->value;
-	case MC_WHILE_NE:
-		return r != l->value;
-	case MC_WHILE_LT:
-		return r < l->value;
-	default:
-		return r <= l->value;
-	}
-}
-
 int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const struct mc_loop *loop,
 		unsigned long *iterations)
 {
@@ -260,7 +242,7 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 			ret = (int)stop;
 			break;
 		}
-		if (!cond_holds(loop, body[loop->call].result)) {
+		if (!mc_loop_goes_on(loop->cond, loop->value, body[loop->call].result)) {
 			__mc_cancel_rest(body, loop->call + 1, n);
 			break;
 		}
