@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The advisor's estimates against measurements (issue 5): runs the savings
-# test (tests/integration/savings.rs: calibrate, profile, advise, apply each
+# test (tests/bench/advise_savings.rs: calibrate, profile, advise, apply each
 # recommendation, measure before and after) and writes its table into
 # docs/BENCHMARKS.md, section "## Advisor: estimated vs measured savings
 # (issue 5)", leaving the rest of the file as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The timed test is #[ignore]d so that `make test` does not run it.
-cargo test --release --locked --test integration -- savings::estimated --ignored --nocapture
+# A timed test target that `cargo test` leaves out (test = false in Cargo.toml).
+cargo test --release --locked --test advise_savings -- --nocapture
 python3 - <<'PY'
 import pathlib, sys
 sys.path.insert(0, "bench")
@@ -26,7 +26,7 @@ program, the least disturbed of 9 alternating runs each. The test fails when
 a measured saving is not within a factor of 2 of its estimate.
 
 Command: `bench/advise-savings.sh` (runs `cargo test --release --test
-integration -- savings::estimated --ignored`).
+advise_savings`).
 
 {table}
 """

@@ -8,7 +8,7 @@
 
 use crate::util::*;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 use syscluster_model::Profile;
 

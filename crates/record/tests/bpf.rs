@@ -69,6 +69,8 @@ fn drop_caps(list: &[u32]) {
 macro_rules! require_bpf {
     () => {
         if !bpf_permitted() {
+            // As root (CI) BPF must load: a failure there fails the test.
+            assert!(unsafe { libc::geteuid() } != 0, "root may not load BPF programs here");
             eprintln!("SKIP: this process may not load BPF programs (needs CAP_BPF and CAP_PERFMON, or root)");
             return;
         }
