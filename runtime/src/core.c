@@ -220,10 +220,81 @@ static void unhold(struct sc_slot *s)
     atomic_fetch_sub(&G.attn, 1);
 }
 
+/* Who writes a flush out.  After a SIGKILL the guardian must know how
+ * much of the write call the kill cut short had landed.  The description's
+ * offset says it exactly only when this process alone moves it and the
+ * kernel writes where it says: a description this process opened itself,
+ * not O_APPEND, while no other process can hold it.  Anywhere else --
+ * inherited descriptions (`{ P & Q; } > log`), after a fork, O_APPEND with
+ * other appenders -- the guardian writes the bytes while this thread
+ * waits: its own writes are never cut short by the program's death, so it
+ * always knows what is out. */
+static int alone_moves_offset(struct sc_slot *s)
+{
+    if (s->append)
+        return 0;
+    struct sc_fdent *e = sc_fdent(s->fd);
+    return e && e->born && e->born - 1 == atomic_load_explicit(&G.forks, memory_order_relaxed);
+}
+
+/* fd was opened by this process (open, openat, creat): its description is
+ * this process's alone until it forks, spawns or sends descriptors.
+ * forks_before: G.forks read before the open. */
+void sc_opened_here(int fd, uint32_t forks_before)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (e)
+        e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
+}
+
+/* Has the guardian write s's bytes from *done on (guardian.c, serve)
+ * while this thread waits; the slot lock is held.  Returns 0 when all are
+ * out, the errno of the write that failed (*done: what is out), or -1 when
+ * the guardian cannot (not running, or gone): the caller writes from *done. */
+static int delegate(struct sc_slot *s, size_t *done)
+{
+    struct sc_shared *sh = G.sh;
+    if (atomic_load(&G.g_state) != 1 || !sh || atomic_load(&sh->ready) != 1)
+        return -1;
+    unsigned i = (unsigned)(s - G.slots);
+    _Atomic int *ask = &sh->ask[i];
+    atomic_store(&s->flush_done, *done);
+    atomic_store(&s->flushing, 2); /* for the guardian: flush_done is exact */
+    atomic_store(ask, 1);
+    atomic_fetch_add(&sh->wake, 1);
+    sc_futex_wake_shared(&sh->wake, 1);
+    int v;
+    while ((v = atomic_load(ask)) != 3) {
+        struct sc_timespec ts = {0, 50 * 1000 * 1000};
+        if (sc_futex_wait_shared(ask, v, &ts) != -ETIMEDOUT || !sc_guardian_dead())
+            continue;
+        /* Gone (killed on its own).  Asked and not taken: ours again.
+         * Taken: flush_done is what its finished calls wrote; the call
+         * it died in, if any, is lost to both of us (the bound of
+         * docs/RUNTIME.md for a guardian killed with the program). */
+        *done = atomic_load(&s->flush_done);
+        atomic_store(ask, 0);
+        atomic_store(&s->flushing, 0);
+        return -1;
+    }
+    size_t d = atomic_load(&s->flush_done);
+    *done = d <= s->len ? d : s->len;
+    int err = atomic_load(&sh->ask_err[i]);
+    atomic_store(ask, 0);
+    return err > 0 ? err : 0;
+}
+
 /* Writes s's bytes from `done` on through its fd: 0 when all are out, else
  * the errno, and they are held from where the write stopped. */
 static int write_rest(struct sc_slot *s, size_t done)
 {
+    int d = alone_moves_offset(s) ? -1 : delegate(s, &done);
+    if (d > 0) {
+        keep(s, done, d);
+        return HELD(s);
+    }
+    if (d == 0)
+        return 0;
     while (done < s->len) {
         int64_t pos = flush_note(s, done);
         if (pos < 0) {
@@ -336,8 +407,11 @@ void sc_flush_locked(struct sc_slot *s)
     }
     int err = 0;
     size_t done = 0;
-    int64_t pos = flush_note(s, 0);
-    if (pos < 0) {
+    int64_t pos = 0;
+    int d = alone_moves_offset(s) ? -1 : delegate(s, &done);
+    if (d >= 0)
+        err = d;
+    else if ((pos = flush_note(s, done)) < 0) {
         err = (int)-pos;
     } else {
         while (done < s->len) {
@@ -455,6 +529,7 @@ void sc_forget(int fd)
     e->gen = 0;
     e->seekable = 0;
     e->shares = 0;
+    e->born = 0;
 }
 
 void sc_forget_range(unsigned lo, unsigned hi)
@@ -917,6 +992,32 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
         sc_flush_locked(s);
         return SC_DIRECT;
     }
+    if (!alone_moves_offset(s)) {
+        /* Only the guardian may write these (see alone_moves_offset):
+         * no fusion with this write, which follows them. */
+        size_t done = 0;
+        int d = delegate(s, &done);
+        if (d == 0) {
+            s->len = 0;
+            atomic_store(&s->flushing, 0);
+            clear_pending(s);
+            return SC_DIRECT;
+        }
+        if (d > 0) {
+            keep(s, done, d); /* this write is the next call, and fails with it */
+            return -d;
+        }
+        if (done) { /* the guardian died inside it: the rest by this thread */
+            int err = write_rest(s, done);
+            if (err)
+                return -err;
+            s->len = 0;
+            atomic_store(&s->flushing, 0);
+            clear_pending(s);
+            return SC_DIRECT;
+        }
+        /* No guardian: as below, by this thread. */
+    }
     int64_t pos = flush_note(s, 0);
     if (pos < 0) {
         atomic_store(&s->flushing, 0);
@@ -1276,6 +1377,7 @@ static void atfork_prepare(void)
 {
     if (sc_mode() == SC_OFF)
         return;
+    sc_may_share();
     sc_enter();
     sc_spin_lock(&G.bind_lock);
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
