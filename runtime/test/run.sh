@@ -97,6 +97,55 @@ for mode in same append; do
   if out=$("$T/sharedkill" "$LIB" $mode 150 "$W" 2>&1); then ok "SIGKILL with another writer ($mode description): $(echo "$out" | tail -1)"
   else bad "SIGKILL with another writer ($mode description):"; echo "$out" | tail -4; fi
 done
+# PID namespaces and cgroup.kill (issue 9 item 4).  PID 1 of a namespace
+# defers nothing -- its death would take the guardian with it -- so its
+# SIGKILL loses nothing (the runtime that deferred there lost records in 27
+# runs of 30).  A whole namespace or cgroup killed at once takes program and
+# guardian together: what may be lost is bounded -- the records on disk are
+# still a prefix, none torn, and at most one buffer (64 KiB: 8192 records)
+# short of what was acknowledged.  The bound is what docs/RUNTIME.md and
+# `run --help` promise; this checks it holds.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+  n=0; said=0
+  for i in $(seq 10); do
+    unshare --pid --fork env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 SYSCLUSTER_VERBOSE=1 \
+      "$T/ackwriter" "$W/ack.out" "$W/ack" 2> "$W/ns.err" & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1 || n=$((n + 1))
+    grep -q "PID 1 of a PID namespace" "$W/ns.err" && said=$((said + 1))
+  done
+  if [ "$n" = 0 ] && [ "$said" = 10 ]; then ok "PID 1 of a PID namespace: nothing deferred, SIGKILL loses nothing (10 runs)"
+  else bad "PID 1 of a PID namespace: $n of 10 runs lost records, $said said they defer nothing"; fi
+  n=0; worst=0
+  for i in $(seq 10); do
+    unshare --pid --fork sh -c "LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 '$T/ackwriter' '$W/ack.out' '$W/ack' & wait" 2>/dev/null & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  if [ "$n" = 0 ]; then ok "a PID namespace killed whole: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "a PID namespace killed whole: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "PID namespaces: needs root and unshare"
+else skipped "PID namespaces: needs root and unshare"; fi
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" = 0 ] && [ -n "$cg2" ] && mkdir "$cg2/syscluster-rt-$$" 2>/dev/null && [ -e "$cg2/syscluster-rt-$$/cgroup.kill" ]; then
+  cg=$cg2/syscluster-rt-$$; n=0; worst=0
+  for i in $(seq 10); do
+    sh -c "echo \$\$ > '$cg/cgroup.procs' && LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 exec '$T/ackwriter' '$W/ack.out' '$W/ack'" & p=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    echo 1 > "$cg/cgroup.kill"; wait "$p" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.02; done
+  if [ "$n" = 0 ]; then ok "cgroup.kill: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "cgroup.kill: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"
+else skipped "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"; fi
 # The trampolines alone (no guardian) cover the catchable signals...
 n=0
 for sig in TERM SEGV ABRT; do
