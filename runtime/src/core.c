@@ -251,11 +251,20 @@ void sc_opened_here(int fd, uint32_t forks_before)
  * while this thread waits; the slot lock is held.  Returns 0 when all are
  * out, the errno of the write that failed (*done: what is out), or -1 when
  * the guardian cannot (not running, or gone): the caller writes from *done. */
+/* The guardian's heartbeat when it last failed to answer (-1: it answers). */
+static _Atomic long stalled_beat = -1;
+
 static int delegate(struct sc_slot *s, size_t *done)
 {
     struct sc_shared *sh = G.sh;
     if (atomic_load(&G.g_state) != 1 || !sh || atomic_load(&sh->ready) != 1)
         return -1;
+    long stalled = atomic_load(&stalled_beat);
+    if (stalled >= 0) {
+        if (atomic_load(&sh->beat) == stalled)
+            return -1; /* still not running: do not wait for it again */
+        atomic_store(&stalled_beat, -1);
+    }
     unsigned i = (unsigned)(s - G.slots);
     _Atomic int *ask = &sh->ask[i];
     atomic_store(&s->flush_done, *done);
@@ -263,10 +272,21 @@ static int delegate(struct sc_slot *s, size_t *done)
     atomic_store(ask, 1);
     atomic_fetch_add(&sh->wake, 1);
     sc_futex_wake_shared(&sh->wake, 1);
-    int v;
+    int v, waits = 0;
     while ((v = atomic_load(ask)) != 3) {
         struct sc_timespec ts = {0, 50 * 1000 * 1000};
-        if (sc_futex_wait_shared(ask, v, &ts) != -ETIMEDOUT || !sc_guardian_dead())
+        if (sc_futex_wait_shared(ask, v, &ts) != -ETIMEDOUT)
+            continue;
+        int asked = 1;
+        if (++waits >= 20 && atomic_compare_exchange_strong(ask, &asked, 0)) {
+            /* Alive but not answering for a second (stopped by someone):
+             * not taken, so ours again; this thread writes it, and the
+             * next ones, until the guardian runs again. */
+            atomic_store(&stalled_beat, atomic_load(&sh->beat));
+            atomic_store(&s->flushing, 0);
+            return -1;
+        }
+        if (!sc_guardian_dead())
             continue;
         /* Gone (killed on its own).  Asked and not taken: ours again.
          * Taken: flush_done is what its finished calls wrote; the call

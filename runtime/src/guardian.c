@@ -580,6 +580,7 @@ void sc_guardian_stop(void)
         atomic_store(&G.sh->quit, 1);
         atomic_fetch_add(&G.sh->wake, 1);
         sc_futex_wake_shared(&G.sh->wake, 1);
+        sc_sys2(SYS_kill, G.g_pid, SIGCONT); /* stopped by someone: it must run to exit */
         int st;
         long r;
         do

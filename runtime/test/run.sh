@@ -170,6 +170,19 @@ kill -KILL "$p"; wait "$p" 2>/dev/null
 if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
 else bad "guardian replacement: old $g new '$g2'"; fi
 
+# A guardian stopped by someone (SIGSTOP): flushes it was asked to make
+# are taken back after a second, the program goes on writing, and once
+# the guardian runs again a SIGKILL still loses nothing.
+rtbg "$T/ackwriter" "$W/ack.out" "$W/ack" append; p=$!
+sleep 0.2
+g=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = syscluster-grd ] && echo "$c"; done | head -1)
+kill -STOP "$g" 2>/dev/null
+a1=$(od -An -tu8 -N8 "$W/ack" | tr -d ' '); sleep 2; a2=$(od -An -tu8 -N8 "$W/ack" | tr -d ' ')
+kill -CONT "$g" 2>/dev/null; sleep 0.1
+kill -KILL "$p"; wait "$p" 2>/dev/null
+if [ -n "$g" ] && [ "${a2:-0}" -gt "${a1:-0}" ] && check_ack >/dev/null; then ok "a stopped guardian: the program goes on ($a1 -> $a2 records), and a later SIGKILL loses nothing"
+else bad "stopped guardian: guardian '$g', records $a1 -> $a2"; check_ack; fi
+
 # -- the guardian holds nothing the program gave up (issue 9, item 1) ---------
 # escape.c chroots, drops every capability, enters SECCOMP_MODE_STRICT, then
 # by memory writes alone redirects the guardian's return addresses to code
