@@ -247,13 +247,14 @@ void sc_opened_here(int fd, uint32_t forks_before)
         e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
 }
 
-/* Has the guardian write s's bytes from *done on (guardian.c, serve)
- * while this thread waits; the slot lock is held.  Returns 0 when all are
- * out, the errno of the write that failed (*done: what is out), or -1 when
- * the guardian cannot (not running, or gone): the caller writes from *done. */
 /* The guardian's heartbeat when it last failed to answer (-1: it answers). */
 static _Atomic long stalled_beat = -1;
 
+/* Has the guardian write s's bytes from *done on (guardian.c, serve)
+ * while this thread waits; the slot lock is held.  Returns 0 when all are
+ * out, the errno of the write that failed (*done: what is out), or -1 when
+ * the guardian cannot (not running, gone, or stopped): the caller writes
+ * from *done. */
 static int delegate(struct sc_slot *s, size_t *done)
 {
     struct sc_shared *sh = G.sh;
