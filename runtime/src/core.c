@@ -187,6 +187,33 @@ static _Atomic int n_held; /* slots holding bytes a failed flush could not write
 static int held_err[SC_NSLOTS];
 #define HELD(s) held_err[(s) - G.slots]
 
+/* Futile buffers.  A buffer the program itself must write out after one
+ * write (the next call observes the file: lseek, fstat, read, a message)
+ * costs a flush on top of the write it saved.  After such a buffer the
+ * file's next short writes go straight to the kernel -- 8 of them, twice
+ * as many after each further futile buffer, up to 1024 -- and a buffer
+ * that gathers two writes or more ends the backoff.  Per slot, outside
+ * struct sc_slot (see held_err); reset when the slot is bound. */
+static struct {
+    uint32_t writes;  /* writes in the current buffer */
+    uint16_t backoff; /* direct writes after the next futile buffer (0: none yet) */
+    uint16_t skip;    /* direct writes still to make */
+} futile[SC_NSLOTS];
+#define FUTILE(s) futile[(s) - G.slots]
+
+/* A buffer is being written out by the program (slot lock held). */
+static void note_flush(struct sc_slot *s)
+{
+    if (FUTILE(s).writes > 1) {
+        FUTILE(s).backoff = 0;
+        return;
+    }
+    uint16_t b = FUTILE(s).backoff;
+    b = b ? (b < 512 ? (uint16_t)(2 * b) : 1024) : 8;
+    FUTILE(s).backoff = b;
+    FUTILE(s).skip = b;
+}
+
 /* Free space on the filesystem of the last buffer started (near_full). */
 static _Atomic uint64_t room_dev;
 static _Atomic int64_t room;
@@ -426,6 +453,7 @@ void sc_flush_locked(struct sc_slot *s)
             clear_pending(s); /* the guardian wrote it out */
         return;
     }
+    note_flush(s);
     int err = 0;
     size_t done = 0;
     int64_t pos = 0;
@@ -930,6 +958,7 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     s->ino = st.st_ino;
     s->append = (fl & O_APPEND) != 0;
     s->gen++;
+    FUTILE(s).backoff = FUTILE(s).skip = 0;
     return bound(e, s, &st, 0);
 }
 
@@ -1173,6 +1202,11 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
         }
         if (s->vpos_set)
             sc_flush_locked(s); /* deferred bytes land at the offset the reads left */
+        if (s->len == 0 && sc_unlikely(FUTILE(s).skip)) {
+            FUTILE(s).skip--; /* see futile */
+            sc_slot_unlock(s);
+            return direct(fd, iov, iovcnt);
+        }
         if (s->len == 0) {
             /* A new buffer: the guardian must be there before we acknowledge
              * anything, and fd must still be the file we bound. */
@@ -1221,6 +1255,7 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
             at += iov[i].iov_len;
         }
         int first = s->len == 0;
+        FUTILE(s).writes = first ? 1 : FUTILE(s).writes + 1;
         if (first) {
             atomic_fetch_add(&s->cycle, 1);
             atomic_store_explicit(&s->first_ns, sc_now_ns(), memory_order_relaxed); /* the time bound runs from here */

@@ -66,6 +66,14 @@ print("end", file=sys.stderr)
 PY
 python3 "$W/pp.py" > "$W/pp1" 2>&1; rt python3 "$W/pp.py" > "$W/pp2" 2>&1
 if cmp -s "$W/pp1" "$W/pp2"; then ok "> log 2>&1: Python's print on stdout and stderr in order"; else bad "Python print 2>&1: $(cmp "$W/pp1" "$W/pp2" 2>&1)"; fi
+# Every short write observed at once: the runtime stops deferring there
+# (a flush per saved write would make the program slower than plain).
+mkdir -p "$W/sem"; "$T/semantics" "$W/sem" observed 5000 && cp "$W/sem/observed" "$W/obs1"
+rt env SYSCLUSTER_VERBOSE=1 "$T/semantics" "$W/sem" observed 5000 2> "$W/obs.err"
+st=$(grep -o 'deferred=[0-9]* direct=[0-9]* flushes=[0-9]*' "$W/obs.err" | tail -1)
+fl=$(echo "$st" | sed -n 's/.*flushes=\([0-9]*\).*/\1/p')
+if cmp -s "$W/obs1" "$W/sem/observed" && [ -n "$fl" ] && [ "$fl" -le 50 ]; then ok "a write observed at once: same file, deferring backs off ($st of 5000 writes)"
+else bad "write observed at once: '$st' (want at most 50 flushes), $(cmp "$W/obs1" "$W/sem/observed" 2>&1)"; fi
 for m in return exit _exit quick_exit pthread abort exec; do
   rt "$T/semantics" "$W/sem" exit "$m" 2>/dev/null
   if [ "$(stat -c %s "$W/sem/exit")" = 8000 ]; then ok "ends by $m: every byte written"; else bad "ends by $m"; fi
