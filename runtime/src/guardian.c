@@ -123,18 +123,19 @@ static void g_flush(unsigned i, int dead)
     size_t from = 0;
     if (dead && atomic_load(&s->flushing)) {
         /* Killed inside a flush.  flush_done bytes are known to be in the
-         * kernel; one write call of the rest may have been in flight.  It
-         * wrote what moved the description's offset: past call_pos, or for
-         * O_APPEND (where the kernel first moves to the end of the file)
-         * past the size before the call -- the offset is moved only by
-         * writes through this description, so the growth another appender
-         * makes is never taken for ours.  Nothing is ever written at a
+         * kernel.  A flush we made for it (flushing 2: core.c, delegate)
+         * is exact: none of our calls was cut short.  A flush it made
+         * itself (flushing 1) is one it alone could have moved the
+         * offset of -- a description it opened, not O_APPEND, no other
+         * process holding it (core.c, alone_moves_offset) -- so one write
+         * call of the rest may have been in flight, and it wrote what
+         * moved the offset past call_pos.  Nothing is ever written at a
          * recorded position: the rest goes to the current offset. */
         size_t done = atomic_load(&s->flush_done);
         int64_t cpos = atomic_load(&s->call_pos), csize = atomic_load(&s->call_size);
         if (done > len)
             done = len;
-        int64_t cur = sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
+        int64_t cur = atomic_load(&s->flushing) == 2 ? cpos : sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
         int64_t k = 0;
         if (cur >= 0 && cur != cpos)
             k = cur - (s->append ? csize : cpos);
@@ -173,10 +174,45 @@ static void g_flush(unsigned i, int dead)
     atomic_store(&s->flushing, 0);
 }
 
+/* Makes the flushes the program asked for (core.c, delegate), the
+ * program's thread waiting with the slot lock held: writes slot i from
+ * flush_done on, keeping flush_done exact after every call (no write of
+ * ours is ever cut short by the program's death), then answers. */
+static void serve(void)
+{
+    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        int asked = 1;
+        if (atomic_load(&G.sh->ask[i]) != 1 || !atomic_compare_exchange_strong(&G.sh->ask[i], &asked, 2))
+            continue;
+        struct sc_slot *s = &G.sh->slots[i];
+        int fd = s->fd, err = 0;
+        size_t len = s->len, done = atomic_load(&s->flush_done);
+        if (fd < 0 || fd >= G_FDMAX || len > G.cap || done > len) {
+            err = EINVAL;
+        } else {
+            const char *buf = G.bufs + (size_t)i * G.cap;
+            while (done < len) {
+                long r = sc_sys3(SYS_write, fd, (long)(buf + done), (long)(len - done));
+                if (r > 0) {
+                    done += (size_t)r;
+                    atomic_store(&s->flush_done, done);
+                } else if (r != -EINTR) {
+                    err = r == 0 ? EIO : (int)-r;
+                    break;
+                }
+            }
+        }
+        atomic_store(&G.sh->ask_err[i], err);
+        atomic_store(&G.sh->ask[i], 3);
+        sc_futex_wake_shared(&G.sh->ask[i], 1);
+    }
+}
+
 /* The program is dead: complete what it acknowledged.  Nothing else runs
  * on these slots now, whatever their locks say. */
 static void postmortem(void)
 {
+    serve(); /* a flush it asked for and never saw made is still its */
     for (unsigned i = 0; i < SC_NSLOTS; i++)
         g_flush(i, 1);
 }
@@ -343,6 +379,7 @@ static int guardian_main(void *arg)
             break;
         }
         int w = atomic_load(&sh->wake);
+        serve(); /* after reading wake: an ask made since wakes us */
         struct sc_timespec now;
         if (sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC_COARSE, (long)&now) == 0)
             atomic_store(&sh->beat, now.tv_sec * 1000L + now.tv_nsec / 1000000L);
@@ -543,6 +580,7 @@ void sc_guardian_stop(void)
         atomic_store(&G.sh->quit, 1);
         atomic_fetch_add(&G.sh->wake, 1);
         sc_futex_wake_shared(&G.sh->wake, 1);
+        sc_sys2(SYS_kill, G.g_pid, SIGCONT); /* stopped by someone: it must run to exit */
         int st;
         long r;
         do
@@ -578,4 +616,26 @@ int sc_guardian_lost(void)
     sc_spin_unlock(&G.g_lock);
     sc_leave();
     return 1;
+}
+
+/* Has the guardian exited (killed on its own)?  Then it is reaped, and
+ * the next deferral starts a new one.  The caller may hold a slot lock. */
+int sc_guardian_dead(void)
+{
+    int dead = 0;
+    sc_enter();
+    sc_spin_lock(&G.g_lock);
+    if (atomic_load(&G.g_state) == 1 && G.g_pid > 0) {
+        int st;
+        if (sc_sys4(SYS_wait4, G.g_pid, (long)&st, __WCLONE | WNOHANG, 0) == G.g_pid) {
+            G.g_pid = 0;
+            atomic_store(&G.g_state, 0);
+            dead = 1;
+        }
+    } else {
+        dead = 1;
+    }
+    sc_spin_unlock(&G.g_lock);
+    sc_leave();
+    return dead;
 }

@@ -66,6 +66,14 @@ print("end", file=sys.stderr)
 PY
 python3 "$W/pp.py" > "$W/pp1" 2>&1; rt python3 "$W/pp.py" > "$W/pp2" 2>&1
 if cmp -s "$W/pp1" "$W/pp2"; then ok "> log 2>&1: Python's print on stdout and stderr in order"; else bad "Python print 2>&1: $(cmp "$W/pp1" "$W/pp2" 2>&1)"; fi
+# Every short write observed at once: the runtime stops deferring there
+# (a flush per saved write would make the program slower than plain).
+mkdir -p "$W/sem"; "$T/semantics" "$W/sem" observed 5000 && cp "$W/sem/observed" "$W/obs1"
+rt env SYSCLUSTER_VERBOSE=1 "$T/semantics" "$W/sem" observed 5000 2> "$W/obs.err"
+st=$(grep -o 'deferred=[0-9]* direct=[0-9]* flushes=[0-9]*' "$W/obs.err" | tail -1)
+fl=$(echo "$st" | sed -n 's/.*flushes=\([0-9]*\).*/\1/p')
+if cmp -s "$W/obs1" "$W/sem/observed" && [ -n "$fl" ] && [ "$fl" -le 50 ]; then ok "a write observed at once: same file, deferring backs off ($st of 5000 writes)"
+else bad "write observed at once: '$st' (want at most 50 flushes), $(cmp "$W/obs1" "$W/sem/observed" 2>&1)"; fi
 for m in return exit _exit quick_exit pthread abort exec; do
   rt "$T/semantics" "$W/sem" exit "$m" 2>/dev/null
   if [ "$(stat -c %s "$W/sem/exit")" = 8000 ]; then ok "ends by $m: every byte written"; else bad "ends by $m"; fi
@@ -88,11 +96,64 @@ for sig in KILL TERM SEGV ABRT; do
     if [ "$n" = 0 ]; then ok "SIG$sig ${mode:-write}: every acknowledged record on disk (8 runs)"; else bad "SIG$sig ${mode:-write}: $n of 8 runs lost records"; fi
   done
 done
-# SIGKILL at random points while another process writes the same file
-# (test/sharedkill.c) is a known defect not yet fixed: it fails a few rounds
-# in 150 (a few of the other writer's records overwritten or skipped).  It
-# runs from bench/runtime/sharedkill.sh until it passes; docs/RUNTIME.md
-# "Known limits" states it.
+# SIGKILL at random points while another process writes the same file,
+# through the same description and through its own O_APPEND one
+# (test/sharedkill.c; issue 9 items 3 and 4): 150 rounds each, every record
+# whole, none of the other writer's overwritten, none acknowledged lost.
+# The code before the guardian made these flushes failed 3-6 rounds in 150.
+for mode in same append; do
+  if out=$("$T/sharedkill" "$LIB" $mode 150 "$W" 2>&1); then ok "SIGKILL with another writer ($mode description): $(echo "$out" | tail -1)"
+  else bad "SIGKILL with another writer ($mode description):"; echo "$out" | tail -4; fi
+done
+# PID namespaces and cgroup.kill (issue 9 item 4).  PID 1 of a namespace
+# defers nothing -- its death would take the guardian with it -- so its
+# SIGKILL loses nothing (the runtime that deferred there lost records in 27
+# runs of 30).  A whole namespace or cgroup killed at once takes program and
+# guardian together: what may be lost is bounded -- the records on disk are
+# still a prefix, none torn, and at most one buffer (64 KiB: 8192 records)
+# short of what was acknowledged.  The bound is what docs/RUNTIME.md and
+# `run --help` promise; this checks it holds.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+  n=0; said=0
+  for i in $(seq 10); do
+    unshare --pid --fork env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 SYSCLUSTER_VERBOSE=1 \
+      "$T/ackwriter" "$W/ack.out" "$W/ack" 2> "$W/ns.err" & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1 || n=$((n + 1))
+    grep -q "PID 1 of a PID namespace" "$W/ns.err" && said=$((said + 1))
+  done
+  if [ "$n" = 0 ] && [ "$said" = 10 ]; then ok "PID 1 of a PID namespace: nothing deferred, SIGKILL loses nothing (10 runs)"
+  else bad "PID 1 of a PID namespace: $n of 10 runs lost records, $said said they defer nothing"; fi
+  n=0; worst=0
+  for i in $(seq 10); do
+    unshare --pid --fork sh -c "LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 '$T/ackwriter' '$W/ack.out' '$W/ack' & wait" 2>/dev/null & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  if [ "$n" = 0 ]; then ok "a PID namespace killed whole: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "a PID namespace killed whole: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "PID namespaces: needs root and unshare"
+else skipped "PID namespaces: needs root and unshare"; fi
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" = 0 ] && [ -n "$cg2" ] && mkdir "$cg2/syscluster-rt-$$" 2>/dev/null && [ -e "$cg2/syscluster-rt-$$/cgroup.kill" ]; then
+  cg=$cg2/syscluster-rt-$$; n=0; worst=0
+  for i in $(seq 10); do
+    sh -c "echo \$\$ > '$cg/cgroup.procs' && LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 exec '$T/ackwriter' '$W/ack.out' '$W/ack'" & p=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    echo 1 > "$cg/cgroup.kill"; wait "$p" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.02; done
+  if [ "$n" = 0 ]; then ok "cgroup.kill: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "cgroup.kill: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"
+else skipped "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"; fi
 # The trampolines alone (no guardian) cover the catchable signals...
 n=0
 for sig in TERM SEGV ABRT; do
@@ -116,6 +177,19 @@ g2=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = sysclu
 kill -KILL "$p"; wait "$p" 2>/dev/null
 if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
 else bad "guardian replacement: old $g new '$g2'"; fi
+
+# A guardian stopped by someone (SIGSTOP): flushes it was asked to make
+# are taken back after a second, the program goes on writing, and once
+# the guardian runs again a SIGKILL still loses nothing.
+rtbg "$T/ackwriter" "$W/ack.out" "$W/ack" append; p=$!
+sleep 0.2
+g=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = syscluster-grd ] && echo "$c"; done | head -1)
+kill -STOP "$g" 2>/dev/null
+a1=$(od -An -tu8 -N8 "$W/ack" | tr -d ' '); sleep 2; a2=$(od -An -tu8 -N8 "$W/ack" | tr -d ' ')
+kill -CONT "$g" 2>/dev/null; sleep 0.1
+kill -KILL "$p"; wait "$p" 2>/dev/null
+if [ -n "$g" ] && [ "${a2:-0}" -gt "${a1:-0}" ] && check_ack >/dev/null; then ok "a stopped guardian: the program goes on ($a1 -> $a2 records), and a later SIGKILL loses nothing"
+else bad "stopped guardian: guardian '$g', records $a1 -> $a2"; check_ack; fi
 
 # -- the guardian holds nothing the program gave up (issue 9, item 1) ---------
 # escape.c chroots, drops every capability, enters SECCOMP_MODE_STRICT, then

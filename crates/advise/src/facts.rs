@@ -218,10 +218,13 @@ impl<'p> Facts<'p> {
         if !n.key.has_descriptor() {
             return None;
         }
-        let dir = match n.syscall.as_str() {
-            "read" | "readv" | "pread64" | "preadv" | "preadv2" | "recvfrom" | "recvmsg" => 0,
-            "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendto" | "sendmsg" => 1,
-            _ => return None,
+        let name = n.syscall.as_str();
+        let dir = if syscall_lists::READS.contains(&name) {
+            0
+        } else if syscall_lists::WRITES.contains(&name) {
+            1
+        } else {
+            return None;
         };
         let c = n.count as f64;
         let mut found = self.p.io_patterns.iter().filter(|io| {

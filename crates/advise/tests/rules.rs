@@ -644,7 +644,7 @@ fn without_calibration_the_profile_times_are_used_and_said() {
 fn plan_names_calls_results_and_locations() {
     let p = copy_loop(1000, true);
     let a = run(&p);
-    let plan = Plan::from_advice(&a, &p);
+    let plan = syscluster_advise::plan::from_advice(&a, &p);
     assert_eq!(plan.clusters.len(), a.recommendations.len());
     let c = plan
         .clusters
@@ -778,7 +778,7 @@ fn docs_describe_every_rule_and_field() {
     }
     let plan_md = doc("PLAN_FORMAT.md");
     let mut k = BTreeSet::new();
-    let mut plan = serde_json::to_value(Plan::from_advice(&a, &p)).unwrap();
+    let mut plan = serde_json::to_value(syscluster_advise::plan::from_advice(&a, &p)).unwrap();
     // Evidence is the advice's (docs/ADVICE.md).
     for c in plan["clusters"].as_array_mut().unwrap() {
         c["evidence"] = serde_json::Value::Array(vec![]);

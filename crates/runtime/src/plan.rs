@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use syscluster_advise::plan::{Cluster, Plan, PlanLocation};
+use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 
 /// The first line of `$SYSCLUSTER_PLAN`.
 pub const SPEC_HEADER: &str = "syscluster-plan/1";
@@ -134,7 +134,7 @@ fn raw_syscall_at(module: &str, offset: u64) -> bool {
     use std::os::unix::fs::FileExt;
     let mut b = [0u8; 2];
     offset >= 2
-        && syscluster_advise::elf::open_regular("", Path::new(module), syscluster_advise::elf::MODULE_LIMIT)
+        && syscluster_model::elf::open_regular("", Path::new(module), syscluster_model::elf::MODULE_LIMIT)
             .is_ok_and(|f| f.read_exact_at(&mut b, offset - 2).is_ok())
         && b == [0x0f, 0x05]
 }

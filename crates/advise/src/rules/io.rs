@@ -737,18 +737,8 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     }
 }
 
-/// Calls that look a path up.
-const PATH_STATS: &[&str] = &[
-    "stat",
-    "lstat",
-    "access",
-    "faccessat",
-    "faccessat2",
-    "statx",
-    "newfstatat",
-    "readlink",
-    "readlinkat",
-];
+/// Calls that look a path up (data/syscall_properties.tsv, class looks-up).
+const PATH_STATS: &[&str] = syscluster_model::syscall_lists::LOOKS_UP_PATH;
 
 fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut nodes = Vec::new();

@@ -38,7 +38,7 @@
 //! - `callsites`: code locations, unwound at each call's entry.
 
 mod callsites;
-mod memory;
+pub(crate) mod memory;
 mod seccomp;
 mod sys;
 mod tracer;
