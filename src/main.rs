@@ -1,34 +1,55 @@
-//! The `syscluster` command: everything lives in `crates/cli`.
+//! `syscluster`, the command users type: a small binary that runs
+//! `syscluster run` itself and hands every other command line to the full
+//! CLI, `syscluster-cli` (src/cli.rs), installed next to it, by `exec`
+//! (same process, same arguments, same environment).
+//!
+//! Why two binaries: `syscluster run` is meant to add less than half a
+//! millisecond to a program's start (docs/RUNTIME.md, "Start-up"), and
+//! merely starting the full CLI — a large binary linked against libelf and
+//! libz (the BPF recorder), with every subcommand's flags — costs more
+//! than that.  This one links only what `run` needs, and takes only the
+//! plainest `run` command lines ([`syscluster_cli::fast::run_args`]): the
+//! rest (`--plan`, `--help`, errors) goes to the full CLI, which answers
+//! as it always did.
 //!
 //! `main` is the C entry point, not Rust's `fn main`: Rust's start-up
-//! (`lang_start`) also installs a stack-overflow handler, whose guard-page
+//! (`lang_start`) installs a stack-overflow handler whose guard-page
 //! lookup for the main thread makes glibc read and parse all of
-//! `/proc/self/maps` — about a third of a millisecond of every run, and
-//! `syscluster run` is meant to add less than half a millisecond to a
-//! program (docs/RUNTIME.md, "Start-up").  What else Rust's start-up does
-//! and the CLI relies on is done here: descriptors 0–2 exist (a closed one
-//! is opened on /dev/null, so that no file the CLI opens becomes its
-//! stdout) and SIGPIPE is ignored (a closed pipe is an error to report;
-//! the disposition the shell gave is kept for the programs the CLI starts,
-//! `syscluster_model::inherited`).  Command-line arguments reach
+//! `/proc/self/maps`, a third of a millisecond here.  What else it does
+//! that the CLI relies on is [`syscluster_cli::start`].  Arguments reach
 //! `std::env::args` through glibc's `.init_array` call either way, and
 //! `std::process::exit` flushes stdout.  What is lost: a stack overflow
 //! ends in SIGSEGV without Rust's one-line message.
 #![no_main]
 
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+
+/// The file name of the full CLI, next to this binary.
+const FULL_CLI: &str = "syscluster-cli";
+
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    // SAFETY: plain C calls at start-up, on a single thread.
-    unsafe {
-        let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
-        if libc::poll(fds.as_mut_ptr(), 3, 0) >= 0 {
-            for p in fds {
-                if p.revents & libc::POLLNVAL != 0 {
-                    libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-                }
-            }
-        }
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+pub extern "C" fn main(_argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(run) = syscluster_cli::fast::run_args(&args) {
+        syscluster_cli::start();
+        std::process::exit(syscluster_cli::run_command(run));
     }
-    std::process::exit(syscluster_cli::main());
+    let full = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join(FULL_CLI)));
+    let Some(full) = full else {
+        eprintln!("syscluster: cannot tell where this program is (/proc/self/exe), so not where {FULL_CLI} is");
+        return 127;
+    };
+    if let Ok(path) = CString::new(full.as_os_str().as_bytes()) {
+        // SAFETY: argv is the NULL-terminated vector the loader gave main.
+        unsafe { libc::execv(path.as_ptr(), argv) };
+    }
+    eprintln!(
+        "syscluster: cannot start {}: {} (it is installed next to syscluster)",
+        full.display(),
+        std::io::Error::last_os_error()
+    );
+    127
 }
