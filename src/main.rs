@@ -29,7 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 const FULL_CLI: &str = "syscluster-cli";
 
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     let args: Vec<OsString> = std::env::args_os().collect();
     if let Some(run) = syscluster_cli::fast::run_args(&args) {
         syscluster_cli::start();
@@ -42,9 +42,13 @@ pub extern "C" fn main(_argc: libc::c_int, argv: *const *const libc::c_char) -> 
         eprintln!("syscluster: cannot tell where this program is (/proc/self/exe), so not where {FULL_CLI} is");
         return 127;
     };
+    // The same arguments, argv[0] included (args_os has no NUL in them).
+    let argv: Vec<CString> = args.iter().filter_map(|a| CString::new(a.as_bytes()).ok()).collect();
+    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
     if let Ok(path) = CString::new(full.as_os_str().as_bytes()) {
-        // SAFETY: argv is the NULL-terminated vector the loader gave main.
-        unsafe { libc::execv(path.as_ptr(), argv) };
+        // SAFETY: NUL-terminated strings and vector, alive across the call.
+        unsafe { libc::execv(path.as_ptr(), ptrs.as_ptr()) };
     }
     eprintln!(
         "syscluster: cannot start {}: {} (it is installed next to syscluster)",
