@@ -25,7 +25,14 @@ pub fn run_args(args: &[OsString]) -> Option<RunArgs> {
     let (mut coalesce, mut flush) = (false, false);
     let mut i = 2;
     while let Some(a) = args.get(i) {
-        let Some(a) = a.to_str() else { break };
+        let Some(a) = a.to_str() else {
+            // Not UTF-8: a command word, unless clap would take it for a flag.
+            use std::os::unix::ffi::OsStrExt;
+            if a.as_bytes().starts_with(b"-") {
+                return None;
+            }
+            break;
+        };
         if !a.starts_with('-') {
             break;
         }
@@ -130,5 +137,10 @@ mod tests {
         ] {
             assert!(run_args(&os(v)).is_none(), "{v:?} taken");
         }
+        use std::os::unix::ffi::OsStringExt;
+        let odd = vec!["syscluster".into(), "run".into(), OsString::from_vec(b"-\xff".to_vec()), "true".into()];
+        assert!(run_args(&odd).is_none(), "a flag that is not UTF-8 is clap's to refuse");
+        let word = vec!["syscluster".into(), "run".into(), OsString::from_vec(b"\xff".to_vec())];
+        assert_eq!(run_args(&word).map(|a| a.command), Some(vec![OsString::from_vec(b"\xff".to_vec())]));
     }
 }
