@@ -335,7 +335,8 @@ pub struct StatArgs {
 /// and even when the program is killed with SIGKILL. Static, setuid and
 /// raw-`syscall` programs cannot be interposed: syscluster says so and runs
 /// them unchanged. The command's stdio and exit status pass through.
-/// docs/RUNTIME.md has the exact rules.
+/// docs/RUNTIME.md has the exact rules. Start-up: the `syscluster` binary runs
+/// this itself, without loading the rest of the CLI (docs/RUNTIME.md, "Start-up").
 ///
 /// With --plan (written by `syscluster advise --plan-out`), only the calls
 /// made from the plan's code locations change: short writes there are
