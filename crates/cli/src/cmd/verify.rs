@@ -571,7 +571,11 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     let row = |out: &mut String, name: &str, x: String, y: String| {
         let _ = writeln!(out, "  {name:<22} {x:>16} {y:>16}");
     };
-    row(&mut out, "exit", status(fa.exits[0]), status(fb.exits[0]));
+    let code_of = |s: ExitStatus| match s {
+        ExitStatus::Code(c) => c.to_string(),
+        ExitStatus::Signal(sig) => format!("signal {sig}"),
+    };
+    row(&mut out, "exit", code_of(fa.exits[0]), code_of(fb.exits[0]));
     let (ca, cb) = files;
     row(&mut out, "files created", ca.0.to_string(), cb.0.to_string());
     row(&mut out, "files changed", ca.1.to_string(), cb.1.to_string());
