@@ -20,7 +20,10 @@ fn code(o: &Output) -> i32 {
 
 /// The (original, candidate) figures of a row of the table.
 fn row(out: &str, name: &str) -> (String, String) {
-    let line = out.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("no {name} row in:\n{out}"));
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no {name} row in:\n{out}"));
     let v: Vec<&str> = line.split_whitespace().collect();
     (v[v.len() - 2].to_string(), v[v.len() - 1].to_string())
 }
@@ -29,11 +32,32 @@ fn row(out: &str, name: &str) -> (String, String) {
 fn identical_programs_pass() {
     let d = tmp();
     let (w, c) = (corpus("write8"), corpus("write8_coalesced"));
-    let o = verify(d.path(), &["-r", "2", "--", w.to_str().unwrap(), "out", "1000", ":::", c.to_str().unwrap(), "out", "1000"]);
+    let o = verify(
+        d.path(),
+        &[
+            "-r",
+            "2",
+            "--",
+            w.to_str().unwrap(),
+            "out",
+            "1000",
+            ":::",
+            c.to_str().unwrap(),
+            "out",
+            "1000",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("same: stdout, stderr, exit status and files are identical"), "{out}");
-    assert_eq!(row(&out, "files created"), ("1".into(), "1".into()), "{out}");
+    assert!(
+        out.contains("same: stdout, stderr, exit status and files are identical"),
+        "{out}"
+    );
+    assert_eq!(
+        row(&out, "files created"),
+        ("1".into(), "1".into()),
+        "{out}"
+    );
     // write8_coalesced makes one write per 4 KiB instead of one per 8 bytes.
     let (a, b) = row(&out, "crossings");
     let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
@@ -52,13 +76,44 @@ fn a_different_byte_is_found_and_named() {
     std::fs::write(d.path().join("in2"), &other).unwrap();
     let copy = corpus("copy");
     let copy = copy.to_str().unwrap();
-    let o = verify(d.path(), &["--no-count", "--", copy, "in", "out", ":::", copy, "in2", "out"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--no-count",
+            "--",
+            copy,
+            "in",
+            "out",
+            ":::",
+            copy,
+            "in2",
+            "out",
+        ],
+    );
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("file out: first difference at byte 5000 (original 10000 bytes, candidate 10000 bytes)"), "{out}");
+    assert!(
+        out.contains(
+            "file out: first difference at byte 5000 (original 10000 bytes, candidate 10000 bytes)"
+        ),
+        "{out}"
+    );
     assert_eq!(out.matches("\n  - ").count(), 1, "only out differs:\n{out}");
     // The same command against itself passes: the copies start identical.
-    let o = verify(d.path(), &["--no-count", "--", copy, "in", "out", ":::", copy, "in", "out"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--no-count",
+            "--",
+            copy,
+            "in",
+            "out",
+            ":::",
+            copy,
+            "in",
+            "out",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", stdout(&o));
 }
 
@@ -71,22 +126,85 @@ fn an_injected_enospc_handled_differently_is_found() {
     let o = verify(d.path(), &["--", w, "out", "50", ":::", u, "out", "50"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     // write8 stops at the failed write and says why; write8_unchecked goes on.
-    let o = verify(d.path(), &["--inject", "write:ENOSPC@3", "--", w, "out", "50", ":::", u, "out", "50"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--inject",
+            "write:ENOSPC@3",
+            "--",
+            w,
+            "out",
+            "50",
+            ":::",
+            u,
+            "out",
+            "50",
+        ],
+    );
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("exit status: original exit 1, candidate exit 0"), "{out}");
-    assert!(out.contains("stderr: first difference at byte 0") && out.contains("write: No space"), "{out}");
+    assert!(
+        out.contains("exit status: original exit 1, candidate exit 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("stderr: first difference at byte 0") && out.contains("write: No space"),
+        "{out}"
+    );
     // Two writes made it to the file before the fault in the original, all
     // but the failed one in the candidate.
-    assert!(out.contains("file out: first difference at byte 16 (original 16 bytes, candidate 392 bytes)"), "{out}");
+    assert!(
+        out.contains(
+            "file out: first difference at byte 16 (original 16 bytes, candidate 392 bytes)"
+        ),
+        "{out}"
+    );
     // A program against itself under the same fault: the same failure.
-    let o = verify(d.path(), &["--inject", "write:ENOSPC@3", "--", w, "out", "50", ":::", w, "out", "50"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--inject",
+            "write:ENOSPC@3",
+            "--",
+            w,
+            "out",
+            "50",
+            ":::",
+            w,
+            "out",
+            "50",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("write:ENOSPC@3 injected in both"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("write:ENOSPC@3 injected in both"),
+        "{}",
+        stdout(&o)
+    );
     // A short write: write8 notices it too.
-    let o = verify(d.path(), &["--inject", "write:short@2", "--", w, "out", "50", ":::", u, "out", "50"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--inject",
+            "write:short@2",
+            "--",
+            w,
+            "out",
+            "50",
+            ":::",
+            u,
+            "out",
+            "50",
+        ],
+    );
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("file out: first difference at byte 12 (original 12 bytes, candidate 396 bytes)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "file out: first difference at byte 12 (original 12 bytes, candidate 396 bytes)"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -94,9 +212,28 @@ fn a_fault_that_never_fires_is_an_error() {
     let d = tmp();
     let w = corpus("write8");
     let w = w.to_str().unwrap();
-    let o = verify(d.path(), &["--inject", "write:EIO@100", "--", w, "out", "5", ":::", w, "out", "5"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--inject",
+            "write:EIO@100",
+            "--",
+            w,
+            "out",
+            "5",
+            ":::",
+            w,
+            "out",
+            "5",
+        ],
+    );
     assert_eq!(code(&o), 2, "{}", stdout(&o));
-    assert!(stderr(&o).contains("fault write:EIO@100 was never injected: the original made 5 such calls"), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("fault write:EIO@100 was never injected: the original made 5 such calls"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -107,13 +244,31 @@ fn bad_arguments_exit_2_with_one_line() {
     let cases: &[(&[&str], &str)] = &[
         (&["--", w, "out", "5"], "expected ORIGINAL… ::: CANDIDATE…"),
         (&["--", w, ":::"], "both sides of `:::` need a command"),
-        (&["--inject", "write:ENOSPC", "--", w, ":::", w], "bad fault \"write:ENOSPC\": no @K"),
-        (&["--inject", "wirte:EIO@1", "--", w, ":::", w], "no system call \"wirte\""),
-        (&["--inject", "close:short@1", "--", w, ":::", w], "close has no size argument"),
-        (&["--run", "--inject", "write:EIO@1", "--", w, "out", "5"], "--inject cannot be used with --run"),
+        (
+            &["--inject", "write:ENOSPC", "--", w, ":::", w],
+            "bad fault \"write:ENOSPC\": no @K",
+        ),
+        (
+            &["--inject", "wirte:EIO@1", "--", w, ":::", w],
+            "no system call \"wirte\"",
+        ),
+        (
+            &["--inject", "close:short@1", "--", w, ":::", w],
+            "close has no size argument",
+        ),
+        (
+            &["--run", "--inject", "write:EIO@1", "--", w, "out", "5"],
+            "--inject cannot be used with --run",
+        ),
         (&["--run", "--", w, ":::", w], "--run takes one command"),
-        (&["--fs-limit", "12X", "--", w, ":::", w], "bad --fs-limit \"12X\""),
-        (&["--", "/nonexistent/prog", ":::", w], "command not found: /nonexistent/prog"),
+        (
+            &["--fs-limit", "12X", "--", w, ":::", w],
+            "bad --fs-limit \"12X\"",
+        ),
+        (
+            &["--", "/nonexistent/prog", ":::", w],
+            "command not found: /nonexistent/prog",
+        ),
     ];
     for (args, want) in cases {
         let o = verify(d.path(), args);
@@ -134,7 +289,10 @@ fn bad_arguments_exit_2_with_one_line() {
 fn run_against_the_runtime_on_write8() {
     let d = tmp();
     let w = corpus("write8");
-    let o = verify(d.path(), &["--run", "--", w.to_str().unwrap(), "out", "20000"]);
+    let o = verify(
+        d.path(),
+        &["--run", "--", w.to_str().unwrap(), "out", "20000"],
+    );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     let (a, b) = row(&out, "crossings");
@@ -149,8 +307,24 @@ fn run_against_the_runtime_on_write8() {
 fn run_with_a_full_file_system() {
     let d = tmp();
     let w = corpus("write8");
-    let o = verify(d.path(), &["--run", "--fs-limit", "16K", "--", w.to_str().unwrap(), "out", "4000"]);
+    let o = verify(
+        d.path(),
+        &[
+            "--run",
+            "--fs-limit",
+            "16K",
+            "--",
+            w.to_str().unwrap(),
+            "out",
+            "4000",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     // The file system did fill up: write8 failed in both.
-    assert_eq!(row(&stdout(&o), "exit"), ("1".into(), "1".into()), "{}", stdout(&o));
+    assert_eq!(
+        row(&stdout(&o), "exit"),
+        ("1".into(), "1".into()),
+        "{}",
+        stdout(&o)
+    );
 }

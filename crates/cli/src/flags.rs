@@ -16,6 +16,7 @@ A typical session:
   syscluster run -- ./logger                # unmodified binary, short writes coalesced
   syscluster stat -r 5 -- ./copy in out     # crossings by call and times, before and after
   syscluster advise --plan-out plan.json; syscluster cc --plan plan.json -O2 -g -o copy copy.c
+  syscluster verify -- ./copy in out ::: ./copy-sc in out   # same bytes, stderr, exit, files?
 
 Profiles of strace logs:  strace -f -ttt -T -o LOG CMD; syscluster import-strace LOG";
 
@@ -443,7 +444,8 @@ pub struct CcArgs {
 /// differences are shown: which file or stream, the first differing byte,
 /// its context), 2 verify itself could not run.
 #[derive(Args, Debug)]
-#[command(after_help = "\
+#[command(override_usage = "syscluster verify [OPTIONS] -- ORIGINAL… ::: CANDIDATE…\n       \
+syscluster verify --run [--plan PLAN] [OPTIONS] -- CMD…", after_help = "\
 Examples:
   syscluster verify -- ./write8 out 1000 ::: ./write8_coalesced out 1000
   syscluster verify -r 5 -- ./copy in out ::: ./copy-multicall in out
