@@ -117,94 +117,61 @@ fn a_different_byte_is_found_and_named() {
     assert_eq!(code(&o), 0, "{}", stdout(&o));
 }
 
+/// `syscluster verify OPTS -- A ARGS ::: B ARGS` in a scratch copy of `dir`.
+fn verify_pair(dir: &Path, opts: &[&str], a: &str, b: &str, args: &[&str]) -> Output {
+    let mut all: Vec<&str> = opts.to_vec();
+    all.push("--");
+    all.push(a);
+    all.extend(args);
+    all.push(":::");
+    all.push(b);
+    all.extend(args);
+    verify(dir, &all)
+}
+
 #[test]
 fn an_injected_enospc_handled_differently_is_found() {
     let d = tmp();
     let (w, u) = (corpus("write8"), corpus("write8_unchecked"));
     let (w, u) = (w.to_str().unwrap(), u.to_str().unwrap());
+    let args = ["out", "50"];
     // Without the fault the two cannot be told apart.
-    let o = verify(d.path(), &["--", w, "out", "50", ":::", u, "out", "50"]);
+    let o = verify_pair(d.path(), &[], w, u, &args);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     // write8 stops at the failed write and says why; write8_unchecked goes on.
-    let o = verify(
-        d.path(),
-        &[
-            "--inject",
-            "write:ENOSPC@3",
-            "--",
-            w,
-            "out",
-            "50",
-            ":::",
-            u,
-            "out",
-            "50",
-        ],
-    );
+    let o = verify_pair(d.path(), &["--inject", "write:ENOSPC@3"], w, u, &args);
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains("exit status: original exit 1, candidate exit 0"),
-        "{out}"
-    );
-    assert!(
-        out.contains("stderr: first difference at byte 0") && out.contains("write: No space"),
-        "{out}"
-    );
+    assert!(out.contains("exit status: original exit 1, candidate exit 0"), "{out}");
+    assert!(out.contains("stderr: first difference at byte 0") && out.contains("write: No space"), "{out}");
     // Two writes made it to the file before the fault in the original, all
     // but the failed one in the candidate.
-    assert!(
-        out.contains(
-            "file out: first difference at byte 16 (original 16 bytes, candidate 392 bytes)"
-        ),
-        "{out}"
-    );
+    let want = "file out: first difference at byte 16 (original 16 bytes, candidate 392 bytes)";
+    assert!(out.contains(want), "{out}");
     // A program against itself under the same fault: the same failure.
-    let o = verify(
-        d.path(),
-        &[
-            "--inject",
-            "write:ENOSPC@3",
-            "--",
-            w,
-            "out",
-            "50",
-            ":::",
-            w,
-            "out",
-            "50",
-        ],
-    );
+    let o = verify_pair(d.path(), &["--inject", "write:ENOSPC@3"], w, w, &args);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
-    assert!(
-        stdout(&o).contains("write:ENOSPC@3 injected in both"),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("write:ENOSPC@3 injected in both"), "{}", stdout(&o));
     // A short write: write8 notices it too.
-    let o = verify(
-        d.path(),
-        &[
-            "--inject",
-            "write:short@2",
-            "--",
-            w,
-            "out",
-            "50",
-            ":::",
-            u,
-            "out",
-            "50",
-        ],
-    );
+    let o = verify_pair(d.path(), &["--inject", "write:short@2"], w, u, &args);
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
-    assert!(
-        stdout(&o).contains(
-            "file out: first difference at byte 12 (original 12 bytes, candidate 396 bytes)"
-        ),
-        "{}",
-        stdout(&o)
-    );
+    let want = "file out: first difference at byte 12 (original 12 bytes, candidate 396 bytes)";
+    assert!(stdout(&o).contains(want), "{}", stdout(&o));
+}
+
+/// A candidate killed by a signal differs from one that exits.
+#[test]
+fn a_killing_signal_is_a_difference() {
+    let d = tmp();
+    let (w, k) = (corpus("write8"), corpus("killed"));
+    let (w, k) = (w.to_str().unwrap(), k.to_str().unwrap());
+    let o = verify(d.path(), &["--no-count", "--", w, "out", "10", ":::", k, "out", "10", "term"]);
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("exit status: original exit 0, candidate killed by signal 15"), "{out}");
+    assert_eq!(row(&out, "exit"), ("0".into(), "killed(15)".into()), "{out}");
+    // killed writes "killme!\n" where write8 writes "01234567".
+    assert!(out.contains("file out: first difference at byte 0 (original 80 bytes, candidate 80 bytes)"), "{out}");
 }
 
 #[test]

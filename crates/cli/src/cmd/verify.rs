@@ -391,7 +391,8 @@ impl Runner {
         if interrupted() {
             return Err(cannot("interrupted; the scratch copies were removed"));
         }
-        let exit = result.map_err(|f| cannot(format!("{}: {}", shell_words(argv), f.message)))?;
+        let role = name.split('-').next().unwrap_or(name);
+        let exit = result.map_err(|f| cannot(format!("the {role}: {}", f.message)))?;
         fig.exits.push(exit);
         let tree = self.scratch.root.join(name);
         if self.scratch.mounted {
@@ -750,7 +751,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     };
     let code_of = |s: ExitStatus| match s {
         ExitStatus::Code(c) => c.to_string(),
-        ExitStatus::Signal(sig) => format!("signal {sig}"),
+        ExitStatus::Signal(sig) => format!("killed({sig})"),
     };
     row(&mut out, "exit", code_of(fa.exits[0]), code_of(fb.exits[0]));
     let (ca, cb) = files;
