@@ -71,6 +71,11 @@ impl Fault {
                 _ => return Err(bad(&format!("unknown errno {effect:?}"))),
             }
         };
+        // ERESTARTSYS and its kin (512 and up) are the kernel's own: a
+        // program never sees them, and the entry code would restart the call.
+        if let Effect::Errno(e @ 512..) = effect {
+            return Err(bad(&format!("errno {e} is internal to the kernel")));
+        }
         if matches!(effect, Effect::Short(_)) && size_arg(info.nr).is_none() {
             return Err(bad(&format!("{call} has no size argument to shorten")));
         }
@@ -234,6 +239,7 @@ mod tests {
             "write:EBOGUS@1",
             "close:short@1",
             "exit_group:EIO@1",
+            "read:ERESTARTSYS@1",
             "write@1",
         ] {
             assert!(Fault::parse(bad).is_err(), "{bad} accepted");
