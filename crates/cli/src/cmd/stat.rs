@@ -24,7 +24,7 @@ pub(crate) struct Times {
     pub exit: ExitStatus,
 }
 
-pub(crate) fn rusage_children() -> (u64, u64) {
+fn rusage_children() -> (u64, u64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
