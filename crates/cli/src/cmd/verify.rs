@@ -288,6 +288,7 @@ fn interrupted() -> bool {
 }
 
 /// How one execution is made.
+#[derive(Clone, Copy)]
 enum How<'a> {
     /// Untraced, timed.
     Timed,
@@ -683,16 +684,8 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     let mut files = ((0, 0, 0), (0, 0, 0));
     for i in 1..=a.runs {
         for (j, how) in hows.iter().enumerate() {
-            let how_a = match how {
-                How::Timed => How::Timed,
-                How::Recorded(o) => How::Recorded(o),
-            };
-            let ea = runner.execute(&original, how_a, &format!("original-{i}-{j}"), &mut fa)?;
-            let how_b = match how {
-                How::Timed => How::Timed,
-                How::Recorded(o) => How::Recorded(o),
-            };
-            let eb = runner.execute(&candidate, how_b, &format!("candidate-{i}-{j}"), &mut fb)?;
+            let ea = runner.execute(&original, *how, &format!("original-{i}-{j}"), &mut fa)?;
+            let eb = runner.execute(&candidate, *how, &format!("candidate-{i}-{j}"), &mut fb)?;
             if i == 1 && j == 0 {
                 files = (changes(&source, &ea.tree)?, changes(&source, &eb.tree)?);
             }
