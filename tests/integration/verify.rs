@@ -76,44 +76,16 @@ fn a_different_byte_is_found_and_named() {
     std::fs::write(d.path().join("in2"), &other).unwrap();
     let copy = corpus("copy");
     let copy = copy.to_str().unwrap();
-    let o = verify(
-        d.path(),
-        &[
-            "--no-count",
-            "--",
-            copy,
-            "in",
-            "out",
-            ":::",
-            copy,
-            "in2",
-            "out",
-        ],
-    );
+    // Original `copy in out`, candidate `copy INPUT out`.
+    let against = |input: &str| verify(d.path(), &["--no-count", "--", copy, "in", "out", ":::", copy, input, "out"]);
+    let o = against("in2");
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains(
-            "file out: first difference at byte 5000 (original 10000 bytes, candidate 10000 bytes)"
-        ),
-        "{out}"
-    );
+    let want = "file out: first difference at byte 5000 (original 10000 bytes, candidate 10000 bytes)";
+    assert!(out.contains(want), "{out}");
     assert_eq!(out.matches("\n  - ").count(), 1, "only out differs:\n{out}");
     // The same command against itself passes: the copies start identical.
-    let o = verify(
-        d.path(),
-        &[
-            "--no-count",
-            "--",
-            copy,
-            "in",
-            "out",
-            ":::",
-            copy,
-            "in",
-            "out",
-        ],
-    );
+    let o = against("in");
     assert_eq!(code(&o), 0, "{}", stdout(&o));
 }
 
