@@ -378,15 +378,36 @@ for bs in 8 512; do
   rt dd if="$W/in" of="$W/dd2" bs=$bs 2>/dev/null; s2=$?
   if cmp -s "$W/dd1" "$W/dd2" && [ "$s1" = "$s2" ]; then ok "dd bs=$bs"; else bad "dd bs=$bs"; fi
 done
-if [ -x "$CORPUS/write8" ]; then
-  "$CORPUS/write8" "$W/w1" 100000; rt "$CORPUS/write8" "$W/w2" 100000
-  if cmp -s "$W/w1" "$W/w2"; then ok "corpus write8"; else bad "corpus write8"; fi
-  mkdir -p "$W/t1" "$W/t2"; "$CORPUS/threads" "$W/t1" 4 50000; rt "$CORPUS/threads" "$W/t2" 4 50000
-  if diff -r "$W/t1" "$W/t2" >/dev/null; then ok "corpus threads"; else bad "corpus threads"; fi
-  "$CORPUS/forkexec" "$W/f1" 50000; rt "$CORPUS/forkexec" "$W/f2" 50000
-  if cmp -s "$W/f1" "$W/f2"; then ok "corpus forkexec"; else bad "corpus forkexec"; fi
+# Plain against `syscluster run` with `syscluster verify --run`: stdout,
+# stderr, exit status and files compared byte for byte in scratch copies,
+# and the runtime acted (fewer crossings).
+SC=${SC:-$PWD/../target/release/syscluster}
+# vrun NAME VERIFY-ARGS...: passes when verify finds no difference; its
+# report in $W/NAME.verify.
+vrun() {
+  local name=$1; shift
+  mkdir -p "$W/empty"
+  "$SC" verify --dir "$W/empty" "$@" > "$W/$name.verify" 2>&1
+}
+crossings() { awk '$1 == "crossings" { print $2, $3 }' "$W/$1.verify"; }
+if [ -x "$CORPUS/write8" ] && [ -x "$SC" ]; then
+  if vrun write8 --run -- "$CORPUS/write8" out 100000 && read -r a b < <(crossings write8) && [ "$b" -lt $((a / 10)) ]; then
+    ok "corpus write8 (syscluster verify --run: same bytes, crossings $a -> $b)"
+  else bad "corpus write8: $(cat "$W/write8.verify")"; fi
+  if vrun threads --run --no-count -- "$CORPUS/threads" . 4 50000; then ok "corpus threads (syscluster verify --run)"
+  else bad "corpus threads: $(cat "$W/threads.verify")"; fi
+  if vrun forkexec --run --no-count -- "$CORPUS/forkexec" out 50000; then ok "corpus forkexec (syscluster verify --run)"
+  else bad "corpus forkexec: $(cat "$W/forkexec.verify")"; fi
+  # ENOSPC from the environment: each scratch copy on a 256 KiB tmpfs.
+  if [ "$(id -u)" = 0 ]; then
+    if vrun enospc --run --no-count --fs-limit 256K -- "$T/enospc" a stop 100000 && grep -qE '^  exit +1 +1$' "$W/enospc.verify"; then
+      ok "ENOSPC stop (syscluster verify --run --fs-limit 256K): same bytes, both exit 1"
+    else bad "ENOSPC stop under verify: $(cat "$W/enospc.verify")"; fi
+  else
+    skipped "syscluster verify --fs-limit: mounting needs root"
+  fi
 else
-  skipped "corpus: run make -C tests/corpus"
+  skipped "corpus: run make -C tests/corpus and cargo build --release"
 fi
 
 echo "runtime tests: $pass passed, $fail failed, $skip skipped"

@@ -14,3 +14,4 @@ mod servers;
 mod strace_import;
 mod util;
 mod run;
+mod verify;

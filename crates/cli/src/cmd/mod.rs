@@ -9,6 +9,7 @@ mod record;
 mod report;
 mod run;
 mod stat;
+mod verify;
 
 use crate::flags::{Command, NodeKeyArg};
 use crate::Failure;
@@ -25,6 +26,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Stat(a) => stat::run(a),
         Command::Run(a) => run::run(a),
         Command::Cc(a) => cc::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 
