@@ -411,8 +411,8 @@ impl<'p> Facts<'p> {
             let Some((fd_arg, _)) = syscalls::key_fd_arg(bn.nr) else {
                 continue;
             };
-            for i in 0..j {
-                let an = self.node(nodes[i]);
+            for (i, &a) in nodes.iter().enumerate().take(j) {
+                let an = self.node(a);
                 if !OPEN_LIKE.contains(&an.syscall.as_str())
                     || deps.iter().any(|d| d.to == j && d.arg as usize == fd_arg)
                 {

@@ -272,9 +272,13 @@ fn what(mechanism: &str, threshold: usize) -> String {
 mod tests {
     use super::*;
 
+    /// One cluster of a test plan: rule, mechanism, calls with their
+    /// location offsets, and the last field.
+    type Cluster<'a> = (&'a str, &'a str, &'a [(&'a str, u32, u64)], &'a str);
+
     /// A plan for `module` with one cluster per (rule, mechanism, calls
     /// with their location offsets).
-    fn plan(module: &str, clusters: &[(&str, &str, &[(&str, u32, u64)], &str)]) -> Plan {
+    fn plan(module: &str, clusters: &[Cluster]) -> Plan {
         let cs: Vec<String> = clusters
             .iter()
             .enumerate()
@@ -371,7 +375,7 @@ mod tests {
     #[test]
     fn sites_beyond_what_the_library_holds_are_named_not_dropped_silently() {
         let calls: Vec<(&str, u32, u64)> = (0..600).map(|i| ("gettimeofday", 96, 1000 + 16 * i)).collect();
-        let clusters: Vec<(&str, &str, &[(&str, u32, u64)], &str)> =
+        let clusters: Vec<Cluster> =
             calls.chunks(1).map(|c| ("clock-vdso", "vdso-clock", c, "")).collect();
         let out = decide(&plan("/nonexistent/prog", &clusters), 4096);
         assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), MAX_SITES);
