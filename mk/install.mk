@@ -3,6 +3,8 @@
 #   make uninstall PREFIX=… [DESTDIR=…]
 #
 #   PREFIX/bin/syscluster, mc-calibrate
+#   PREFIX/lib/syscluster/syscluster-cli   the full command line, which
+#                              syscluster execs for all but plain `run`
 #   PREFIX/lib/syscluster/     what the binary loads or links: the preload
 #                              library, the compiler plugin, its run-time
 #                              archive and libmulticall.a (a link to ../)
@@ -43,6 +45,7 @@ install: install-build
 		$(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/syscluster
+	$(INSTALL) -m 755 $(BIN)-cli $(DESTDIR)$(PKGLIBDIR)/syscluster-cli
 	$(INSTALL) -m 755 runtime/build/libsyscluster-preload.so llvm/build/SysCluster.so $(DESTDIR)$(PKGLIBDIR)/
 	$(INSTALL) -m 644 llvm/build/libsyscluster-rt.a $(DESTDIR)$(PKGLIBDIR)/
 	ln -sf ../libmulticall.a $(DESTDIR)$(PKGLIBDIR)/libmulticall.a
@@ -56,5 +59,5 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/syscluster $(DESTDIR)$(MANDIR)/man1/syscluster.1 $(DESTDIR)$(MANDIR)/man1/syscluster-*.1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/syscluster $(DESTDIR)$(DATADIR)/zsh/site-functions/_syscluster \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/syscluster.fish
-	rm -f $(addprefix $(DESTDIR)$(PKGLIBDIR)/,libsyscluster-preload.so SysCluster.so libsyscluster-rt.a libmulticall.a)
+	rm -f $(addprefix $(DESTDIR)$(PKGLIBDIR)/,syscluster-cli libsyscluster-preload.so SysCluster.so libsyscluster-rt.a libmulticall.a)
 	-rmdir $(DESTDIR)$(PKGLIBDIR)

@@ -25,7 +25,7 @@
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 
-/// The file name of the full CLI, next to this binary.
+/// The file name of the full CLI, beside this binary or in ../lib/syscluster.
 const FULL_CLI: &str = "syscluster-cli";
 
 #[no_mangle]
@@ -35,9 +35,17 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
         syscluster_cli::start();
         std::process::exit(syscluster_cli::run_command(run));
     }
-    let full = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(FULL_CLI)));
+    // Beside this binary (the build tree), else where `make install` puts
+    // it: PREFIX/lib/syscluster beside PREFIX/bin.
+    let full = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())).map(|d| {
+        let here = d.join(FULL_CLI);
+        let installed = d.join("../lib/syscluster").join(FULL_CLI);
+        if !here.exists() && installed.exists() {
+            installed
+        } else {
+            here
+        }
+    });
     let Some(full) = full else {
         eprintln!("syscluster: cannot tell where this program is (/proc/self/exe), so not where {FULL_CLI} is");
         return 127;
@@ -51,7 +59,7 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
         unsafe { libc::execv(path.as_ptr(), ptrs.as_ptr()) };
     }
     eprintln!(
-        "syscluster: cannot start {}: {} (it is installed next to syscluster)",
+        "syscluster: cannot start {}: {} (it is installed beside syscluster or in ../lib/syscluster)",
         full.display(),
         std::io::Error::last_os_error()
     );
