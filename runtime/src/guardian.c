@@ -445,8 +445,9 @@ static struct sc_shared *region_new(void)
     return sh;
 }
 
-/* The region, made at the first deferral (a process that never defers
- * maps nothing).  0 or -1. */
+/* The region, made when the guardian starts: with the library in a
+ * coalescing process, else at the first deferral (a process applying only
+ * a plan that never defers maps nothing).  0 or -1. */
 int sc_region_create(void)
 {
     if (__atomic_load_n(&G.sh, __ATOMIC_ACQUIRE))
