@@ -307,7 +307,7 @@ static void g_unmap_rest(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
  * shortest slice (Linux 6.12+, no privilege needed; earlier kernels
  * refuse it), with which its wake-up preempts a busy task sooner.  On this
  * 2-CPU machine at load average 14, the 99th percentile of isolated
- * records was 3.0 ms with SCHED_FIFO and 16 ms with the short slice alone
+ * records was 2.7-5 ms with SCHED_FIFO and 170 ms with the short slice alone
  * (docs/BENCHMARKS.md, "Runtime time bound and guardian start"). */
 static void g_sched(void)
 {
