@@ -20,7 +20,7 @@ for b in "$@"; do
     import) bench/import/run.py --reps 5 ;;
     ptrace) REPS=5 WRITE_DOC=1 bench/ptrace/overhead.sh 200000 2000000 > bench/results/ptrace-floor.json ;;
     multicall) make -s -C libmulticall bench ;;
-    runtime) bench/runtime/bench.py ;;
+    runtime) bench/runtime/bench.py && bench/runtime/timebound.py ;;
     startup) bench/runtime/startup.py ;;
     advise) bench/advise-savings.sh ;;
     *) echo "bench/run.sh: unknown benchmark $b (known: ${all[*]})" >&2; exit 2 ;;

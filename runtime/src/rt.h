@@ -139,7 +139,7 @@ struct sc_global {
     char report[108];
     int report_len;
     /* Counters for -v. */
-    _Atomic uint64_t c_deferred, c_direct, c_flushes, c_fused;
+    _Atomic uint64_t c_direct, c_flushes, c_fused; /* (deferred writes: the slots' n_writes) */
 };
 
 extern struct sc_global sc_g SC_HIDDEN;

@@ -333,8 +333,9 @@ pub struct StatArgs {
 /// written with one `write`/`writev` per buffer: the crossings and most of
 /// the kernel work disappear, the bytes and their order do not change.
 /// Pending bytes are written before anything could observe the file or its
-/// offset, within the flush interval at the latest, at every kind of exit —
-/// and even when the program is killed with SIGKILL. Static, setuid and
+/// offset, otherwise within the flush interval (a target: a heavily loaded
+/// machine can delay it), at every kind of exit — and even when the program
+/// is killed with SIGKILL. Static, setuid and
 /// raw-`syscall` programs cannot be interposed: syscluster says so and runs
 /// them unchanged. The command's stdio and exit status pass through.
 /// docs/RUNTIME.md has the exact rules. Start-up: the `syscluster` binary runs
