@@ -949,6 +949,30 @@ fn no_function_claimed_without_symbols() {
     assert!(!text.contains("tar:?"), "{text}");
 }
 
+#[test]
+fn calls_in_two_modules_are_not_one_function() {
+    // memcached's loop: epoll_wait in libevent, read and sendmsg in
+    // memcached, neither with symbols, was said to be "one function".
+    let mut s = Sim::new();
+    for _ in 0..200 {
+        s.at(0x1100).call("getppid", &[], 1);
+        s.at(0x2500).call("getuid", &[], 0);
+    }
+    let p = s.b.finish(
+        Meta { backend: "test".into(), mode: "events".into(), duration_ns: s.t, runs: 1, ..Default::default() },
+        &mut |a: CodeAddr| Location {
+            module: if a.offset < 0x2000 { "/lib/libevent.so".into() } else { "/usr/bin/memcached".into() },
+            offset: a.offset,
+            ..Default::default()
+        },
+    );
+    let a = run(&p);
+    let seq = a.sequences.iter().find(|q| q.nodes.len() == 2).expect("the loop of two calls");
+    assert_eq!(seq.placement.class, "several_functions", "{:?}", seq.placement);
+    let text = syscluster_advise::text::render(&a);
+    assert!(!text.contains("code: one function"), "{text}");
+}
+
 /// What aggregate mode keeps of a profile: the graph, counts and times.
 fn as_aggregate(mut p: Profile) -> Profile {
     p.meta.mode = "aggregate".into();
