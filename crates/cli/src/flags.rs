@@ -300,7 +300,9 @@ pub struct AdviseArgs {
 /// aggregate mode, ptrace where BPF is not permitted) to count its
 /// crossings, so tracing never slows the times. Compare a program with
 /// itself under the runtime: `syscluster stat -- CMD` and
-/// `syscluster stat -- syscluster run -- CMD`.
+/// `syscluster stat -- syscluster run -- CMD`. The command shares stat's
+/// stdout: when its reader goes away (`stat -- yes | head -1`), stat dies
+/// of SIGPIPE as the command does, writing nothing more.
 #[derive(Args, Debug)]
 pub struct StatArgs {
     /// Runs of the command.
