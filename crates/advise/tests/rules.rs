@@ -276,6 +276,21 @@ fn pread_for_seek_then_read() {
 }
 
 #[test]
+fn pwrite_is_not_said_to_be_fused_by_seek_pread() {
+    // libmulticall's fusion backend fuses lseek with read (seek_pread) only.
+    let mut s = Sim::new();
+    s.at(0x1010).open("/tmp/data", 3);
+    for i in 0..200 {
+        s.at(0x1080).call("lseek", &[3, i * 4096, 0], i * 4096);
+        s.at(0x1090).call("write", &[3, 0x5000, 512], 512);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "pwrite");
+    assert!(!r.how.contains("seek_pread"), "{}", r.how);
+    assert!(rec(&run(&seek_reads(200, 0, 7 * 512)), "pread").how.contains("seek_pread"));
+}
+
+#[test]
 fn lseek_for_the_offset_is_redundant_not_pread() {
     let a = run(&seek_reads(200, 1, 0));
     assert!(rules(&a).contains("redundant-lseek"), "{:?}", rules(&a));

@@ -191,7 +191,12 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 ),
             },
             applicable_here: true,
-            how: "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into(),
+            // libmulticall fuses a seek with a read (seek_pread), not with a write.
+            how: if b.syscall == "read" {
+                "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into()
+            } else {
+                "by hand (the sketch)".into()
+            },
             mechanism: None,
             sketch: None,
         });
