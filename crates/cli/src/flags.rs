@@ -66,7 +66,8 @@ pub enum NodeKeyArg {
     /// The name plus what the descriptor is, for calls that take one:
     /// read(file /etc/hosts), read(accepted tcp 127.0.0.1:8080), write(stdout).
     /// A server's request loop is one loop whatever the number of
-    /// connections. Aggregate mode records fd numbers instead.
+    /// connections; calls made in passing on many files are one node,
+    /// read(many files). Aggregate mode records fd numbers instead.
     Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
