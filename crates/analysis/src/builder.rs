@@ -315,9 +315,6 @@ impl ProfileBuilder {
         self.tids.insert(tid);
     }
 
-    /// The finished profile. `resolve` turns code addresses into locations;
-    /// `meta` supplies what the recorder knows (the builder fills in counts
-    /// and the collected sections).
     /// Under the descriptor key, folds the nodes of each call made in
     /// passing (fewer than [`FEW_CALLS_PER_FILE`] times) on each of at least
     /// [`MANY_FILES`] files into one node keyed `many files`: `git add`
@@ -387,6 +384,9 @@ impl ProfileBuilder {
         }
     }
 
+    /// The finished profile. `resolve` turns code addresses into locations;
+    /// `meta` supplies what the recorder knows (the builder fills in counts
+    /// and the collected sections).
     pub fn finish(mut self, mut meta: Meta, resolve: &mut dyn FnMut(CodeAddr) -> Location) -> Profile {
         self.fold_many_files();
         let node_key = self.opts.node_key;

@@ -56,7 +56,7 @@ fn write_table(bytes: &[u8]) -> Result<(), Failure> {
                 libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 libc::raise(libc::SIGPIPE);
             }
-            Err(Failure::with_code("", 128 + libc::SIGPIPE))
+            Err(Failure::with_code("standard output was closed", 128 + libc::SIGPIPE))
         }
         Err(e) => Err(Failure::new(format!("cannot write the table: {e}"))),
     }
