@@ -268,7 +268,8 @@ impl<'p> Facts<'p> {
         v
     }
 
-    fn top_site(&self, id: u32) -> Option<Location> {
+    /// The most frequent code location of a node.
+    pub fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);
         n.key
             .callsite

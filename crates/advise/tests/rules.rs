@@ -287,7 +287,23 @@ fn pwrite_is_not_said_to_be_fused_by_seek_pread() {
     let a = run(&s.finish());
     let r = rec(&a, "pwrite");
     assert!(!r.how.contains("seek_pread"), "{}", r.how);
+    assert!(!r.explanation.contains("one library call"), "{}", r.explanation);
     assert!(rec(&run(&seek_reads(200, 0, 7 * 512)), "pread").how.contains("seek_pread"));
+}
+
+#[test]
+fn seek_and_read_made_by_one_library_call_say_so() {
+    // make's linker: libbfd's bfd_seek calls fseek, which seeks and reads;
+    // both calls return to the same place in bfd_seek.
+    let mut s = Sim::new();
+    s.at(0x1010).open("/tmp/data", 3);
+    for i in 0..200 {
+        s.at(0x1080).call("lseek", &[3, i * 4096, 0], i * 4096);
+        s.at(0x1080).call("read", &[3, 0x5000, 4096], 4096);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "pread");
+    assert!(r.explanation.contains("one library call made them"), "{}", r.explanation);
 }
 
 #[test]
