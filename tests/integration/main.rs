@@ -7,6 +7,7 @@ mod bad_input;
 mod html;
 mod noise;
 mod plan;
+mod real_programs;
 mod savings;
 mod stop;
 mod report;

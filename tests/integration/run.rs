@@ -23,6 +23,28 @@ fn run_keeps_output_and_exit_status() {
 }
 
 #[test]
+fn stat_whose_reader_went_away_ends_as_the_command_does() {
+    // `syscluster stat -- yes | head -1`: yes dies of SIGPIPE, and stat,
+    // writing its table to the same closed pipe, must too — not exit 70
+    // with an internal error.
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = syscluster()
+        .args(["stat", "--", "yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run syscluster stat");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "y\n");
+    // (The reader is dropped here: the pipe has no reader left.)
+    let o = child.wait_with_output().unwrap();
+    assert!(!stderr(&o).contains("internal error"), "{}", stderr(&o));
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {}", o.status, stderr(&o));
+}
+
+#[test]
 fn stat_json_counts_and_times() {
     let d = tmp();
     let o = run(syscluster().args(["stat", "--json", "-r", "2", "--"]).arg(corpus("write8")).arg(d.path().join("w")).arg("300"));

@@ -271,7 +271,8 @@ impl<'p> Facts<'p> {
         v
     }
 
-    fn top_site(&self, id: u32) -> Option<Location> {
+    /// The most frequent code location of a node.
+    pub fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);
         n.key
             .callsite
@@ -337,9 +338,12 @@ impl<'p> Facts<'p> {
         }
         let modules: BTreeSet<&str> = sites.iter().map(|l| l.module.as_str()).collect();
         let several = several && !unnamed;
+        // Calls in different modules are in different functions, symbols or not.
         let class = if gaps.is_empty() {
             "adjacent"
-        } else if unnamed && modules.len() == 1 {
+        } else if modules.len() > 1 {
+            "several_functions"
+        } else if unnamed {
             "no_symbols"
         } else if several {
             "several_functions"

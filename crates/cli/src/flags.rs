@@ -68,7 +68,8 @@ pub enum NodeKeyArg {
     /// The name plus what the descriptor is, for calls that take one:
     /// read(file /etc/hosts), read(accepted tcp 127.0.0.1:8080), write(stdout).
     /// A server's request loop is one loop whatever the number of
-    /// connections. Aggregate mode records fd numbers instead.
+    /// connections; calls made in passing on many files are one node,
+    /// read(many files). Aggregate mode records fd numbers instead.
     Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
@@ -302,7 +303,9 @@ pub struct AdviseArgs {
 /// aggregate mode, ptrace where BPF is not permitted) to count its
 /// crossings, so tracing never slows the times. Compare a program with
 /// itself under the runtime: `syscluster stat -- CMD` and
-/// `syscluster stat -- syscluster run -- CMD`.
+/// `syscluster stat -- syscluster run -- CMD`. The command shares stat's
+/// stdout: when its reader goes away (`stat -- yes | head -1`), stat dies
+/// of SIGPIPE as the command does, writing nothing more.
 #[derive(Args, Debug)]
 pub struct StatArgs {
     /// Runs of the command.

@@ -42,6 +42,26 @@ pub(crate) fn timed_run(argv: &[OsString]) -> Result<Times, Failure> {
     Ok(Times { wall, user: u1 - u0, sys: s1 - s0, exit })
 }
 
+/// Writes the table to stdout. When whoever read stdout has gone (`stat --
+/// yes | head -1`), stat ends as the command did and as any program
+/// writing there would: killed by SIGPIPE, saying nothing more.
+fn write_table(bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            // Rust ignores SIGPIPE; restore the default and take it.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+            Err(Failure::with_code("standard output was closed", 128 + libc::SIGPIPE))
+        }
+        Err(e) => Err(Failure::new(format!("cannot write the table: {e}"))),
+    }
+}
+
 pub(crate) fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
     let code = match &e {
         syscluster_record::LaunchError::Exec(_, io) if io.kind() == std::io::ErrorKind::NotFound => 127,
@@ -150,7 +170,7 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
             }
         }
     }
-    print!("{out}");
+    write_table(out.as_bytes())?;
     if let Some(f) = first_failure {
         eprintln!("syscluster: the command failed ({}) in at least one run", match f {
             ExitStatus::Code(c) => format!("exit {c}"),
