@@ -104,10 +104,13 @@ static int auto_fuses_loop(struct mc_ctx *ctx, const struct mc_call *body, unsig
 }
 
 /* The module refused a caller before running anything (a seccomp filter,
- * which stays for the thread's life): auto stops asking it. */
+ * which stays for the thread's life), or the program closed its
+ * descriptor (then __mc_kmod_run forgot it: the number is the program's):
+ * auto stops asking it. */
 static void auto_kmod_off(struct mc_ctx *ctx)
 {
-	__mc_sys(ctx, SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
+	if (ctx->kmod_fd >= 0)
+		__mc_sys(ctx, SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
 	ctx->kmod_fd = -1;
 }
 

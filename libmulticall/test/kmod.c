@@ -14,7 +14,9 @@
  * MC_MECH_KMOD step and it runs in one crossing, a looped multi-call
  * between pipes too; fusion keeps a program one fused call covers on a
  * registered descriptor (a writev), and the copy loop between regular
- * files (copy_file_range).
+ * files (copy_file_range).  A program that closes the library's
+ * descriptor and reuses its number runs without the module, its
+ * descriptor untouched.
  */
 #include "harness.h"
 
@@ -54,6 +56,53 @@ static unsigned long long crossings(struct mc_ctx *ctx, struct mc_call *c, unsig
 	T_ASSERT(r == (int)n, "auto: mc_run%s = %d", loop ? "_loop" : "", r);
 	mc_ctx_stats(ctx, &s);
 	return s.crossings - s.probes;
+}
+
+/* The descriptor this process holds on the module's device, or -1. */
+static int device_fd(void)
+{
+	char path[64], link[64];
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = 0, !strcmp(link, MC_KMOD_DEVICE)))
+			return fd;
+	}
+	return -1;
+}
+
+/* A program that closes the library's descriptor and reuses its number
+ * (daemons close every descriptor): auto's ioctl then reaches another file,
+ * which answers ENOTTY; the program runs without the module, exactly, and
+ * the library never closes the number, which is the program's now. */
+static void auto_device_taken(void)
+{
+	struct mc_ctx *ctx;
+	struct mc_call c[3];
+	int p[2], fd, r;
+	char buf[16];
+
+	T_ASSERT(mc_ctx_init(&ctx, MC_BACKEND_AUTO) == 0 && ctx, "mc_ctx_init(AUTO)");
+	fd = device_fd();
+	T_ASSERT(fd > 2, "auto holds the device at %d", fd);
+	if (!ctx || fd < 0 || pipe(p) < 0)
+		return;
+	T_ASSERT(dup2(p[1], fd) == fd, "dup2");
+	for (int k = 0; k < 2; k++) {
+		mc_prep_write(&c[0], fd, "ab", 2);
+		mc_prep_write(&c[1], fd, "cd", 2);
+		mc_prep_syscall(&c[2], SYS_getppid, 0, 0, 0, 0, 0, 0);
+		r = mc_run(ctx, c, 3);
+		T_ASSERT(r == 3 && c[1].result == 2 && c[2].result == getppid(), "run %d: %d, %ld %ld", k, r,
+			 c[1].result, c[2].result);
+		T_ASSERT(read(p[0], buf, sizeof(buf)) == 4 && !memcmp(buf, "abcd", 4), "run %d: the pipe", k);
+	}
+	mc_ctx_free(ctx);
+	T_ASSERT(fcntl(fd, F_GETFD) >= 0, "the library closed the program's descriptor %d", fd);
+	close(fd), close(p[0]), close(p[1]);
 }
 
 static void auto_backend(int device)
@@ -191,5 +240,7 @@ int main(void)
 	T_ASSERT(next_fd() == before, "a descriptor leaked");
 	T_ASSERT(!strcmp(mc_backend_name(MC_BACKEND_KMOD), "kmod"), "name");
 	auto_backend(device);
+	if (device)
+		auto_device_taken();
 	return t_finish();
 }
