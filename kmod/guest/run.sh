@@ -3,7 +3,8 @@
 # build/kmod/kernel, nothing installed on the host), multicall.ko built
 # against its headers, an initramfs of busybox and statically linked test
 # programs -- libmulticall's whole conformance suite, which compares the
-# kmod backend with direct, and the module's own tests in kmod/test --
+# kmod backend and auto with direct, the module's own tests in kmod/test,
+# and the recorder (syscluster and the libraries it links; guest/record.sh) --
 # booted in QEMU under TCG (these machines have no usable hardware
 # virtualization: right for correctness, meaningless for speed).  Reads
 # the results back from the serial console.
@@ -31,17 +32,29 @@ for src in kmod/test/*.c; do
   fi
 done
 
+# The recorder (kmod-record): syscluster with the shared libraries it
+# links, and the copy loop it records, linked statically.
+cargo build --release --locked -q
+gcc -O2 -Wall -Werror -static -Ilibmulticall/include -o "$b/tests/copy-loop" libmulticall/examples/copy-loop.c \
+  libmulticall/build/libmulticall.a -luring -lpthread
+
 root="$b/initramfs"
 rm -rf "$root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests,progs}
 cp /bin/busybox "$root/bin/"
-for app in sh mount insmod rmmod dmesg poweroff cat cut diff grep sed sort head timeout ln echo sleep ifconfig; do
+for app in sh mount insmod rmmod dmesg poweroff cat cut diff grep sed sort head timeout ln echo sleep ifconfig awk cmp rm mkdir; do
   ln -s busybox "$root/bin/$app"
 done
 cp kmod/guest/init "$root/init"
 cp "$b/module/multicall.ko" "$root/"
 want=("$@")
 pick() { [ ${#want[@]} -eq 0 ] && return 0; local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+cp target/release/syscluster "$root/bin/"
+for lib in $(ldd target/release/syscluster | grep -o '/[^ ]*\.so[^ ]*'); do
+  mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
+done
+cp "$b/tests/copy-loop" "$root/progs/"
+cp kmod/guest/record.sh "$b/tests/kmod-record"
 for t in libmulticall/build/static/* "$b"/tests/kmod-*; do
   n=$(basename "$t")
   # calibration checks mc-calibrate's files, which no backend touches.

@@ -4,7 +4,9 @@
  * caller's filter for each entry, so it refuses the whole program with
  * EPERM before anything runs; libmulticall's kmod backend then runs the
  * program call by call, where the filter sees every call, and the results
- * are direct's.  A filter that refuses one of the calls is obeyed.
+ * are direct's.  A filter that refuses one of the calls is obeyed.  auto,
+ * which chose the module before the filter came, falls back the same way
+ * and stops asking the module (its descriptor closed).
  */
 #include "harness.h"
 
@@ -38,13 +40,14 @@ static void install_filter(void)
 
 int main(void)
 {
-	struct mc_ctx *kmod = t_ctx(MC_BACKEND_KMOD);
+	struct mc_ctx *kmod = t_ctx(MC_BACKEND_KMOD), *autox = t_ctx(MC_BACKEND_AUTO);
+	struct mc_step step;
 	struct mc_call c[3];
 	struct mc_stats st;
 	int p[2], dev, r;
 	char b[8];
 
-	if (!kmod)
+	if (!kmod || !autox)
 		return t_finish();
 	dev = open("/dev/multicall", O_RDWR);
 	if (pipe2(p, O_NONBLOCK) < 0 || dev < 0)
@@ -72,5 +75,21 @@ int main(void)
 	T_ASSERT(st.calls == 3 && st.crossings == 4, "calls %llu crossings %llu: the refused ioctl, then 3 calls",
 		 st.calls, st.crossings);
 	mc_ctx_free(kmod);
+
+	/* auto: planned on the module, refused, then call by call for good. */
+	T_ASSERT(mc_explain(autox, c, 3, &step, 1) == 1 && step.mech == MC_MECH_KMOD,
+		 "auto did not plan the module before the refusal");
+	mc_ctx_stats_reset(autox);
+	for (int k = 0; k < 2; k++) {
+		r = mc_run(autox, c, 3);
+		T_ASSERT(r == 3 && c[0].result == 2 && c[1].result == -EACCES && c[2].result == getpid(),
+			 "auto, run %d: %d, results %ld %ld %ld", k, r, c[0].result, c[1].result, c[2].result);
+		T_ASSERT(read(p[0], b, sizeof(b)) == 2, "auto, run %d: the write ran once", k);
+	}
+	mc_ctx_stats(autox, &st);
+	/* The refused ioctl and the close of the device, then 3 calls twice. */
+	T_ASSERT(st.calls == 6 && st.crossings == 8, "auto: calls %llu crossings %llu", st.calls, st.crossings);
+	T_ASSERT(mc_explain(autox, c, 3, &step, 1) >= 1 && step.mech != MC_MECH_KMOD, "auto still plans the module");
+	mc_ctx_free(autox);
 	return t_finish();
 }

@@ -111,6 +111,10 @@ int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 	switch (backend) {
 	case MC_BACKEND_AUTO:
 		ctx->cal = __mc_calibration();
+		/* The kernel module where a device answers its version: then a
+		 * multi-call is one crossing (run.c, auto_kmod_run).  Without
+		 * it (no device, another ABI, no permission), auto as ever. */
+		__mc_kmod_open(ctx);
 		break;
 	case MC_BACKEND_URING:
 		ret = __mc_uring_setup(ctx);

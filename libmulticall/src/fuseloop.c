@@ -558,14 +558,10 @@ static int plain_literals(const struct mc_call *cl, unsigned from, unsigned to)
 	return 1;
 }
 
-int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsigned n,
-		   const struct mc_loop *loop, unsigned long *iters, struct mc_step *plan)
+int __mc_loop_shape(const struct mc_call *body, unsigned n, const struct mc_loop *loop)
 {
-	struct loopst L;
-	unsigned ri, wi, rule;
-	int ret;
+	unsigned ri, wi;
 
-	(void)plan;
 	if (n != 2 || loop->cond != MC_WHILE_GT || loop->value != 0)
 		return -1;
 	ri = loop->call;
@@ -575,19 +571,28 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 	if (body[ri].nr != SYS_read || !plain_literals(&body[ri], 0, 6))
 		return -1;
 	if (body[wi].ref[2] != ri + 1 || !plain_literals(&body[wi], 0, 2) ||
-	    body[wi].args[1] != body[ri].args[1])
+	    body[wi].args[1] != body[ri].args[1] || !plain_literals(&body[wi], 3, 6))
 		return -1;
-	if (body[wi].nr == SYS_write) {
-		if (!plain_literals(&body[wi], 3, 6))
-			return -1;
-		rule = R_COPY;
-	} else if (body[wi].nr == SYS_sendto && ri == 0) {
-		if (!plain_literals(&body[wi], 3, 6))
-			return -1;
-		rule = R_BATCH_SEND;
-	} else {
+	if (body[wi].nr == SYS_write)
+		return R_COPY;
+	if (body[wi].nr == SYS_sendto && ri == 0)
+		return R_BATCH_SEND;
+	return -1;
+}
+
+int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsigned n,
+		   const struct mc_loop *loop, unsigned long *iters, struct mc_step *plan)
+{
+	struct loopst L;
+	unsigned ri, wi;
+	int ret, rule;
+
+	(void)plan;
+	rule = __mc_loop_shape(body, n, loop);
+	if (rule < 0)
 		return -1;
-	}
+	ri = loop->call;
+	wi = 1 - ri;
 	memset(&L, 0, sizeof(L));
 	L.ctx = ctx;
 	L.in = (int)body[ri].args[0];

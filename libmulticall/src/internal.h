@@ -207,6 +207,10 @@ __mc_hidden int __mc_registered(const struct mc_ctx *ctx, long fd);
 __mc_hidden unsigned __mc_fuse_at(struct __mc_run *run, unsigned i, unsigned *next,
 				  struct mc_step *plan);
 
+/* The loops fused as a whole: R_COPY (read/write), R_BATCH_SEND
+ * (read/sendto), or -1 for any other body.  Looks at the body only. */
+__mc_hidden int __mc_loop_shape(const struct mc_call *body, unsigned n, const struct mc_loop *loop);
+
 /* Loops fused as a whole (copy, read/sendto); return -1 when the body is
  * not one of them, else the loop's return value. */
 __mc_hidden int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body,

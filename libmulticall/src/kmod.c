@@ -30,14 +30,22 @@ int __mc_kmod_open(struct mc_ctx *ctx)
 		return -ENODEV;
 	}
 	ctx->kmod_fd = __mc_fd_out_of_the_way((int)fd);
+	/* auto takes the module only out of the program's way: a device left
+	 * at a low number would shift the numbers the program's own opens get. */
+	if (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd == (int)fd) {
+		__mc_sys(ctx, SYS_close, fd, 0, 0, 0, 0, 0);
+		ctx->kmod_fd = -1;
+		return -ENODEV;
+	}
 	return 0;
 }
 
 /*
  * Runs calls (a loop when loop is set) through the module.  Returns what
  * mc_run / mc_run_loop return, or MC_KMOD_FALLBACK when the module refused
- * before running anything (a caller under seccomp: -EPERM) and the caller
- * must run the program another way.
+ * before running anything (a caller under seccomp: -EPERM), or the
+ * descriptor is no longer the module's, and the caller must run the
+ * program another way.
  *
  * -EINTR from the module means call hdr.next was interrupted by a signal
  * whose handler does not restart calls: that call failed with EINTR, as it
@@ -88,8 +96,14 @@ int __mc_kmod_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n, const s
 		h.iterations++;
 		h.next = 0;
 	}
-	if (r == -EPERM && h.next == 0 && h.iterations == 0)
+	/* Refused before anything ran: a caller under seccomp (EPERM), or a
+	 * descriptor the program closed (EBADF) or reused for another file
+	 * (ENOTTY: the module knows MC_IOC_RUN). */
+	if ((r == -EPERM || r == -EBADF || r == -ENOTTY) && h.next == 0 && h.iterations == 0) {
+		if (r != -EPERM)
+			ctx->kmod_fd = -1; /* the number is the program's now: never closed by us */
 		return MC_KMOD_FALLBACK;
+	}
 	if (iterations)
 		*iterations = h.iterations;
 	if (r >= 0) {

@@ -51,6 +51,69 @@ static unsigned exec_mode(const struct mc_ctx *ctx)
 	return ctx->backend == MC_BACKEND_KMOD ? MC_BACKEND_DIRECT : ctx->backend;
 }
 
+/*
+ * auto where the kernel module answers (ctx->kmod_fd open): a multi-call
+ * of two calls or more is one crossing through the module, except where
+ * fusion does less kernel work in one call of its own -- a program that
+ * one fused call covers on a registered descriptor (planned without a
+ * probe: a probe would be a crossing of its own).  A single call runs as
+ * it is: one crossing either way.
+ */
+static int auto_kmod_run(struct mc_ctx *ctx, const struct mc_call *c, unsigned n)
+{
+	struct __mc_run run;
+	struct mc_step step;
+	unsigned i, next;
+
+	if (ctx->backend != MC_BACKEND_AUTO || ctx->kmod_fd < 0 || n < 2)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (c[i].ref[0] || c[i].args[0] != c[0].args[0])
+			break;
+	if (i < n || !__mc_registered(ctx, c[0].args[0]))
+		return 1;
+	memset(&run, 0, sizeof(run));
+	run.ctx = ctx;
+	run.c = (struct mc_call *)c; /* planning never writes to calls */
+	run.n = n;
+	run.mode = MC_BACKEND_AUTO;
+	run.planning = 1;
+	return !(__mc_fuse_at(&run, 0, &next, &step) && next == n);
+}
+
+/* The same for a looped multi-call: the copy loop between regular files
+ * and the read/sendto loop from one to a datagram socket stay with fusion
+ * (copy_file_range, readv + sendmmsg: the data never passes through the
+ * caller's buffer); any other loop, or one the calibration does not fuse,
+ * is one crossing through the module.  Classifying the two descriptors
+ * costs a few probes, once per loop. */
+static int auto_fuses_loop(struct mc_ctx *ctx, const struct mc_call *body, unsigned n, const struct mc_loop *loop)
+{
+	struct __mc_run run;
+	int rule = __mc_loop_shape(body, n, loop), reg;
+	unsigned out;
+
+	if (rule < 0)
+		return 0;
+	memset(&run, 0, sizeof(run));
+	run.ctx = ctx;
+	if (__mc_run_fdinfo(&run, (int)body[loop->call].args[0], 0, &reg).cls != FDC_FILE)
+		return 0;
+	out = __mc_run_fdinfo(&run, (int)body[1 - loop->call].args[0], 0, &reg).cls;
+	return out == (rule == R_COPY ? FDC_FILE : FDC_DGRAM);
+}
+
+/* The module refused a caller before running anything (a seccomp filter,
+ * which stays for the thread's life), or the program closed its
+ * descriptor (then __mc_kmod_run forgot it: the number is the program's):
+ * auto stops asking it. */
+static void auto_kmod_off(struct mc_ctx *ctx)
+{
+	if (ctx->kmod_fd >= 0)
+		__mc_sys(ctx, SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
+	ctx->kmod_fd = -1;
+}
+
 /* Kinds for the io_uring calibration. */
 static unsigned ukind(long nr)
 {
@@ -174,10 +237,12 @@ int mc_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n)
 	if (ret < 0)
 		goto out;
 	ctx->stats.runs++;
-	if (ctx->backend == MC_BACKEND_KMOD && n) {
+	if ((ctx->backend == MC_BACKEND_KMOD && n) || auto_kmod_run(ctx, calls, n)) {
 		ret = __mc_kmod_run(ctx, calls, n, NULL, NULL);
 		if (ret != MC_KMOD_FALLBACK)
 			goto out;
+		if (ctx->backend == MC_BACKEND_AUTO)
+			auto_kmod_off(ctx);
 	}
 	run.ctx = ctx;
 	run.c = calls;
@@ -215,10 +280,17 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 	if (ret < 0)
 		goto out;
 	ctx->stats.runs++;
-	if (ctx->backend == MC_BACKEND_KMOD) {
+	if (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0 && auto_fuses_loop(ctx, body, n, loop)) {
+		ret = __mc_fuse_loop(ctx, ctx->backend, body, n, loop, &it, NULL);
+		if (ret >= 0)
+			goto done;
+	}
+	if (ctx->backend == MC_BACKEND_KMOD || (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0)) {
 		ret = __mc_kmod_run(ctx, body, n, loop, &it);
 		if (ret != MC_KMOD_FALLBACK)
 			goto done;
+		if (ctx->backend == MC_BACKEND_AUTO)
+			auto_kmod_off(ctx);
 		it = 0;
 	}
 	if (ctx->backend == MC_BACKEND_AUTO || ctx->backend == MC_BACKEND_FUSION) {
@@ -287,7 +359,7 @@ int mc_explain(struct mc_ctx *ctx, const struct mc_call *calls, unsigned n, stru
 		struct mc_step s = { i, 1, MC_MECH_DIRECT, 1 };
 		unsigned next;
 
-		if (ctx->backend == MC_BACKEND_KMOD) {
+		if (ctx->backend == MC_BACKEND_KMOD || (i == 0 && auto_kmod_run(ctx, calls, n))) {
 			s.count = n;
 			s.mech = MC_MECH_KMOD;
 		} else if (run.mode == MC_BACKEND_FUSION || run.mode == MC_BACKEND_AUTO) {

@@ -61,8 +61,10 @@ int mc_select_time(struct mc_ctx *ctx, int nfds, fd_set *readfds, fd_set *writef
 		ret = -EINVAL;
 		goto out;
 	}
-	if (ctx->backend == MC_BACKEND_KMOD) {
-		/* One crossing for both: select checked, then the clock. */
+	if (ctx->backend == MC_BACKEND_KMOD || (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0)) {
+		/* One crossing for both: select checked, then the clock (auto too:
+		 * the vDSO's clock is a crossing of its own where the clock source
+		 * cannot be read from user space). */
 		struct mc_call c[2];
 
 		mc_prep_select(&c[0], nfds, readfds, writefds, exceptfds, timeout);

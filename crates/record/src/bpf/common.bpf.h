@@ -181,12 +181,24 @@ static __always_inline TASK_STATE *counting_state(__u64 regs, long nr)
 	return st;
 }
 
+/* Where kernels before 6.2 (no bpf_rdonly_cast: Debian 12's 6.1, the
+ * kernel module's guest) get a copy of the pt_regs: one per CPU, as raw
+ * tracepoint programs do not migrate (CPUs past REGS_COPIES share). */
+#define REGS_COPIES 256
+struct pt_regs regs_copy[REGS_COPIES] = {};
+
 /* The pt_regs at `regs`, readable with plain loads: bpf_rdonly_cast costs
  * nothing at run time (the verifier turns it into a move), where a probe
- * read is a helper call. */
+ * read is a helper call.  Without the kfunc (6.1) the branch is dead code
+ * to the verifier, and the probe read it is. */
 static __always_inline struct pt_regs *regs_at(__u64 regs)
 {
-	return bpf_core_cast((void *)regs, struct pt_regs);
+	if (bpf_ksym_exists(bpf_rdonly_cast))
+		return bpf_core_cast((void *)regs, struct pt_regs);
+	struct pt_regs *copy = &regs_copy[bpf_get_smp_processor_id() & (REGS_COPIES - 1)];
+	if (bpf_probe_read_kernel(copy, sizeof(*copy), (void *)regs))
+		__builtin_memset(copy, 0, sizeof(*copy));
+	return copy;
 }
 
 /* Argument i of the current call. */

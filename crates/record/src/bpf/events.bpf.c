@@ -99,24 +99,24 @@ lost:
 	st->c.gap = 1;
 }
 
-SEC("raw_tp/sys_enter")
-int on_enter(struct bpf_raw_tracepoint_args *ctx)
+#define __NR_ioctl 16
+
+/* What a call filled in that tells what its descriptors are (pipe's int[2]). */
+static __always_inline void read_at_exit(struct ev_task *st, long ret)
 {
-	__u64 at = ctx->args[0];
-	long nr = ctx->args[1];
-	struct ev_task *st = counting_state(at, nr);
-	if (!st)
-		return 0;
-	if (st->c.pending) /* the previous call never returned */
-		emit_call(st, 0, 0);
-	struct pt_regs *regs = regs_at(at);
+	__u32 nr = st->nr;
+	if (nr < NR_SLOTS && (mem_arg[nr] & MEM_AT_EXIT) && ret == 0) {
+		__u32 i = ((mem_arg[nr] & 7) - 1) & 3;
+		if (!bpf_probe_read_user(st->path, 8, (const void *)st->args[i]))
+			st->path_len = 9;
+	}
+}
+
+/* A call begins: its number and arguments are in st; `at` is the task's
+ * pt_regs (for the call site). */
+static __always_inline void begin_call(struct ev_task *st, __u64 at, long nr)
+{
 	st->nr = nr;
-	st->args[0] = regs->di;
-	st->args[1] = regs->si;
-	st->args[2] = regs->dx;
-	st->args[3] = regs->r10;
-	st->args[4] = regs->r8;
-	st->args[5] = regs->r9;
 	st->path_len = 0;
 	if (nr >= 0 && nr < NR_SLOTS) {
 		__u8 info = arg_info[nr];
@@ -146,6 +146,65 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 	clear_off_cpu(st);
 	st->c.pending = 1;
 	st->enter_ns = bpf_ktime_get_ns();
+}
+
+SEC("raw_tp/sys_enter")
+int on_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 at = ctx->args[0];
+	long nr = ctx->args[1];
+	struct ev_task *st = counting_state(at, nr);
+	if (!st)
+		return 0;
+	if (st->c.pending) /* the previous call never returned */
+		emit_call(st, 0, 0);
+	struct pt_regs *regs = regs_at(at);
+	st->args[0] = regs->di;
+	st->args[1] = regs->si;
+	st->args[2] = regs->dx;
+	st->args[3] = regs->r10;
+	st->args[4] = regs->r8;
+	st->args[5] = regs->r9;
+	begin_call(st, at, nr);
+	return 0;
+}
+
+/*
+ * The calls a multi-call runs inside the kernel module (kmod/, the
+ * tracepoints multicall:mc_enter(nr, six arguments) and mc_exit(nr,
+ * result)) never pass the syscall entry: the raw_syscalls tracepoints see
+ * only the ioctl on /dev/multicall.  Each inner call is recorded as a call
+ * of its own, at the ioctl's call site, in the ioctl's place: the ioctl
+ * itself, the transport, is not recorded.  Attached only where the module
+ * is loaded when the recording starts.
+ */
+SEC("raw_tp/mc_enter")
+int on_mc_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 at = current_regs();
+	struct ev_task *st = task_state(at);
+	if (!st || st->c.phase != PHASE_COUNTING)
+		return 0;
+	if (st->c.pending) {
+		if (st->nr == __NR_ioctl)
+			st->c.pending = 0; /* the multi-call's ioctl: its calls stand for it */
+		else
+			emit_call(st, 0, 0);
+	}
+	for (int i = 0; i < 6; i++)
+		st->args[i] = ctx->args[i + 1];
+	begin_call(st, at, (long)ctx->args[0]);
+	return 0;
+}
+
+SEC("raw_tp/mc_exit")
+int on_mc_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ev_task *st = task_state(current_regs());
+	if (!st || !st->c.pending || st->nr != (__u32)ctx->args[0])
+		return 0;
+	read_at_exit(st, ctx->args[1]);
+	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }
 
@@ -158,18 +217,13 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (changes_mappings(st->nr))
 		__sync_fetch_and_add(&maps_gen, 1);
 	note_setsid(st, ctx->args[0], ctx->args[1]);
-	__u32 nr = st->nr;
-	if (nr < NR_SLOTS && (mem_arg[nr] & MEM_AT_EXIT) && ctx->args[1] == 0) {
-		__u32 i = ((mem_arg[nr] & 7) - 1) & 3;
-		if (!bpf_probe_read_user(st->path, 8, (const void *)st->args[i]))
-			st->path_len = 9;
-	}
+	read_at_exit(st, ctx->args[1]);
 	emit_call(st, ctx->args[1], RF_RET);
 	return 0;
 }
 
-SEC("raw_tp/sched_process_exit")
-int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
+/* The current task ends; group_dead: it was its process's last. */
+static __always_inline int task_exit(int group_dead)
 {
 	__u64 regs = current_regs();
 	struct ev_task *st = task_state(regs);
@@ -183,7 +237,7 @@ int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
 			__u64 id = bpf_get_current_pid_tgid();
 			__builtin_memset(r, 0, sizeof(*r));
 			r->kind = REC_EXIT;
-			r->flags = ctx->args[1] ? RF_GROUP_DEAD : 0; /* group_dead */
+			r->flags = group_dead ? RF_GROUP_DEAD : 0;
 			r->pid = id >> 32;
 			r->tid = (__u32)id;
 			r->exit_ns = bpf_ktime_get_ns();
@@ -194,4 +248,23 @@ int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
 	}
 	release_state(regs, st);
 	return 0;
+}
+
+/* sched_process_exit(task, group_dead).  Before the tracepoint had its
+ * second argument (6.1) a program that reads it cannot attach: there
+ * on_task_exit_6_1 does, and reads whether the process's count of live
+ * threads, which do_exit decrements before the tracepoint, is zero (two
+ * threads exiting at once may then both count as the last).  User space
+ * attaches the first that attaches. */
+SEC("raw_tp/sched_process_exit")
+int on_task_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return task_exit(ctx->args[1] != 0);
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_task_exit_6_1(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	return task_exit(BPF_CORE_READ(t, signal, live.counter) == 0);
 }

@@ -56,12 +56,28 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
         open.progs.on_enter.set_log_level(4);
     }
+    // The calls a multi-call runs inside the kernel module (kmod/) reach no
+    // syscall tracepoint: its own tracepoints carry them, where it is loaded.
+    let module = std::path::Path::new("/sys/module/multicall").exists();
+    open.progs.on_mc_enter.set_autoload(module);
+    open.progs.on_mc_exit.set_autoload(module);
+    open.progs.on_task_exit.set_autoattach(false);
+    open.progs.on_task_exit_6_1.set_autoattach(false);
     open.maps.events.set_max_entries(ring).map_err(|e| unavailable("sizing the ring buffer", e))?;
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
     if let Some(u) = &unwind {
         u.fill(&skel.maps.unwind_rows)?;
     }
     skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+    // sched_process_exit has group_dead as its second argument since after
+    // 6.1; a program reading it does not attach to 6.1's.
+    match skel.progs.on_task_exit.attach() {
+        Ok(link) => skel.links.on_task_exit = Some(link),
+        Err(_) => {
+            let link = skel.progs.on_task_exit_6_1.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+            skel.links.on_task_exit_6_1 = Some(link);
+        }
+    }
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
