@@ -161,6 +161,14 @@ static void clear_pending(struct sc_slot *s)
     atomic_fetch_and(&G.pending, ~(1ULL << i));
 }
 
+/* All of s's bytes are in the kernel (slot lock held). */
+static void written_out(struct sc_slot *s)
+{
+    s->len = 0;
+    atomic_store(&s->flushing, 0);
+    clear_pending(s);
+}
+
 /* Before each write call of a flush, its progress for the guardian's
  * recovery after SIGKILL (guardian.c, postmortem): done bytes of the buffer
  * are in the kernel, and where this call starts.  Returns the position
@@ -489,9 +497,7 @@ void sc_flush_locked(struct sc_slot *s)
     }
     s->n_flushes++;
     atomic_fetch_add_explicit(&G.c_flushes, 1, memory_order_relaxed);
-    s->len = 0;
-    atomic_store(&s->flushing, 0);
-    clear_pending(s);
+    written_out(s);
 }
 
 void sc_flush_all(void)
@@ -1047,23 +1053,17 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
          * no fusion with this write, which follows them. */
         size_t done = 0;
         int d = delegate(s, &done);
-        if (d == 0) {
-            s->len = 0;
-            atomic_store(&s->flushing, 0);
-            clear_pending(s);
-            return SC_DIRECT;
-        }
         if (d > 0) {
             keep(s, done, d); /* this write is the next call, and fails with it */
             return -d;
         }
-        if (done) { /* the guardian died inside it: the rest by this thread */
+        if (d < 0 && done) { /* the guardian died inside it: the rest by this thread */
             int err = write_rest(s, done);
             if (err)
                 return -err;
-            s->len = 0;
-            atomic_store(&s->flushing, 0);
-            clear_pending(s);
+        }
+        if (d == 0 || done) {
+            written_out(s);
             return SC_DIRECT;
         }
         /* No guardian: as below, by this thread. */
@@ -1082,9 +1082,7 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     s->n_flushes++;
     if (r >= (long)s->len) {
         long user = r - (long)s->len;
-        s->len = 0;
-        atomic_store(&s->flushing, 0);
-        clear_pending(s);
+        written_out(s);
         return user > 0 ? user : SC_DIRECT; /* 0: let the kernel say why */
     }
     if (r < 0) {
@@ -1098,9 +1096,7 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     int err = write_rest(s, (size_t)r);
     if (err)
         return -err;
-    s->len = 0;
-    atomic_store(&s->flushing, 0);
-    clear_pending(s);
+    written_out(s);
     return SC_DIRECT;
 }
 
