@@ -67,7 +67,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     let backend = |what: &str, e: io::Error| RecordError::Backend(format!("ptrace: {what}: {e}"));
     sys::seize(child.pid).map_err(|e| backend("cannot trace the command", e))?;
     stop_at_gate(child.pid).map_err(|e| backend("cannot stop the command", e))?;
-    let callsites = match opts.callsites.then(callsites::Callsites::new) {
+    let program = argv.first().and_then(|c| launch::resolve_program(c));
+    let callsites = match opts.callsites.then(|| callsites::Callsites::new(program.as_deref())) {
         Some(Ok(c)) => Some(c),
         Some(Err(why)) => {
             notes.push(format!("code locations are not recorded: {why}"));
@@ -80,6 +81,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     child.open_gate()?;
     launch::forward_signals_to(child.pid);
     let outcome = tracer.run().map_err(|e| backend("waiting for the command", e))?;
+    let ran_ns = child.ran_ns();
     if let Some(s) = outcome.status {
         child.set_reaped(s);
     }
@@ -90,7 +92,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
     let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
-    Ok(Ended { exit, left_running: outcome.left_running })
+    Ok(Ended { exit, left_running: outcome.left_running, ran_ns })
 }
 
 /// Stops the seized child (blocked at the launch gate) so that the tracer
