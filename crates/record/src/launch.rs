@@ -275,6 +275,9 @@ pub struct Ended {
     /// From the command's release to the end of the recording, ns: the
     /// recorder's own setup (loading BPF programs) is not in it.
     pub ran_ns: Option<u64>,
+    /// CPU time (user + system) of the command and the children it
+    /// waited for, ns, where the backend reaped it with wait4.
+    pub cpu_ns: Option<u64>,
 }
 
 /// SIGINT, SIGTERM, SIGHUP and SIGQUIT the recorder received since

@@ -207,6 +207,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     // The command's run, from its release: not the recorder's setup
     // (loading and attaching BPF programs takes a few hundred ms).
     meta.duration_ns = ended.ran_ns.unwrap_or_else(|| start.elapsed().as_nanos() as u64);
+    meta.cpu_ns = ended.cpu_ns;
     meta.exit = Some(ended.exit.to_profile());
     meta.left_running = ended.left_running;
     if ended.left_running > 0 {

@@ -325,13 +325,18 @@ fn wait_all(
 ) -> Result<Ended, RecordError> {
     crate::launch::forward_signals_to(child.pid);
     let mut status = None;
+    let mut cpu_ns = None;
     let mut interrupts_then = 0;
     loop {
         if status.is_none() {
             let mut st = 0;
-            let r = unsafe { libc::waitpid(child.pid, &mut st, libc::WNOHANG) };
+            // SAFETY: zeroed rusage is valid; wait4 reaps only our child.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(child.pid, &mut st, libc::WNOHANG, &mut ru) };
             if r == child.pid {
                 status = ExitStatus::from_wait(st);
+                let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+                cpu_ns = Some(ns(ru.ru_utime) + ns(ru.ru_stime));
                 if let Some(s) = status {
                     child.set_reaped(s);
                     crate::launch::stop_forwarding();
@@ -346,7 +351,7 @@ fn wait_all(
             let waited_for = if follow_detached { n.all } else { n.all - n.detached };
             let stopped = follow_detached && crate::launch::interrupts() > interrupts_then;
             if waited_for <= 0 || stopped {
-                return Ok(Ended { exit, left_running: n.all.max(0) as u64, ran_ns: child.ran_ns() });
+                return Ok(Ended { exit, left_running: n.all.max(0) as u64, ran_ns: child.ran_ns(), cpu_ns });
             }
         }
         tick();

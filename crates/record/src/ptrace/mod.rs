@@ -92,7 +92,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
     let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
-    Ok(Ended { exit, left_running: outcome.left_running, ran_ns })
+    Ok(Ended { exit, left_running: outcome.left_running, ran_ns, cpu_ns: None })
 }
 
 /// Stops the seized child (blocked at the launch gate) so that the tracer
