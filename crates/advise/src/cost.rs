@@ -200,25 +200,15 @@ impl<'a> CostModel<'a> {
 
     /// One call of profile node `node` (a call of `syscall` on `on` moving
     /// `bytes`), as the program made it.
-    ///
-    /// The profile's kernel times (BPF) are the program's own, but a mean
-    /// over its calls: on a busy machine interrupts and the other programs'
-    /// use of the caches land in them (a 70 ns `lseek` was recorded at
-    /// 300 ns with a load of 14 on 2 CPUs). Where the calibration timed the
-    /// same call on the same kind of object and size, its least disturbed
-    /// time is what the call costs at least, and the lower of the two is
-    /// taken.
     pub fn node_call(&self, node: u32, syscall: &str, on: &str, bytes: u64) -> Priced {
         let k = self.kernel_ns.get(node as usize).copied().unwrap_or(0.0);
-        let calibrated = self.call(syscall, on, bytes);
         if self.precise_kernel && k > 0.0 {
-            let profile = self.crossing() + k;
-            return match calibrated {
-                Some(ns) if ns < profile => Priced { ns, basis: Basis::Calibrated },
-                _ => Priced { ns: profile, basis: Basis::ProfileKernel },
+            return Priced {
+                ns: self.crossing() + k,
+                basis: Basis::ProfileKernel,
             };
         }
-        if let Some(ns) = calibrated {
+        if let Some(ns) = self.call(syscall, on, bytes) {
             return Priced {
                 ns,
                 basis: Basis::Calibrated,

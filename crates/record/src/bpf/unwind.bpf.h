@@ -1,8 +1,9 @@
 /* Code locations in the kernel: the first frame outside libc, the dynamic
- * loader and the vDSO, found at a call's entry by stepping over their frames
- * with their call frame information (the tables of
- * callsite::unwind::skip_modules(), in `unwind_rows`), as
- * callsite::unwind::find_callsite does in user space.  Every frame's rule is
+ * loader, the vDSO and the program's language runtime, found at a call's
+ * entry by stepping over their frames with their call frame information (the
+ * tables of callsite::runtime::skip_modules_for(), in `unwind_rows`; the
+ * program's own code is CFA_OWN there), as callsite::unwind::find_callsite
+ * does in user space.  Every frame's rule is
  * looked up at ip - 1 (inside the call instruction).
  *
  * Mappings come from bpf_find_vma, remembered per thread (VMA_CACHE) until
