@@ -4,14 +4,14 @@
 # with its figures and the command that produced them.
 #
 #   bench/run.sh            all of them (about 30-40 minutes; needs root for BPF)
-#   bench/run.sh record import ptrace multicall runtime startup advise   a selection
+#   bench/run.sh record import ptrace multicall runtime startup advise advice-quality   a selection
 #
 # `make bench` installs the compared tools (strace, perf, bpftrace,
 # libbpf-tools, bcc) and runs this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/results
-all=(record import ptrace multicall runtime startup advise)
+all=(record import ptrace multicall runtime startup advise advice-quality)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for b in "$@"; do
   echo "== bench: $b" >&2
@@ -23,6 +23,7 @@ for b in "$@"; do
     runtime) bench/runtime/bench.py && bench/runtime/timebound.py ;;
     startup) bench/runtime/startup.py ;;
     advise) bench/advise-savings.sh ;;
+    advice-quality) bench/advice-quality/run.py ;;
     *) echo "bench/run.sh: unknown benchmark $b (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done

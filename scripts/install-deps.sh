@@ -14,12 +14,13 @@ set -euo pipefail
 # and clang-19 build and run the compiler plugin (llvm/, `syscluster cc`).
 BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev clang-19)
 # Tests: real programs to trace and compare with; libc's debug info (the
-# symbolizer's separate-debug-file test).
+# symbolizer's separate-debug-file test); Go for the corpus's Go program
+# (code locations past a language runtime).
 # llvm-19-tools: FileCheck and lit (/usr/lib/llvm-19/build/utils/lit) for llvm/test.
 # man-db and groff-base: the install test renders the installed manual pages.
 # The real-program suite (tests/integration/real_programs.rs): memcached
 # loaded by memcaslap (libmemcached-tools), git, and python3 and make above.
-TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools man-db groff-base git memcached libmemcached-tools)
+TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools man-db groff-base git memcached libmemcached-tools golang-go)
 # The kernel module's guest test: QEMU (TCG), busybox-static for the
 # initramfs, cpio and xz to pack and unpack it.  Debian's kernel packages
 # are fetched into build/ by kmod/guest/kernel.sh, not installed.

@@ -5,6 +5,7 @@ mod advise;
 mod backends;
 mod bad_input;
 mod html;
+mod langs;
 mod noise;
 mod plan;
 mod real_programs;

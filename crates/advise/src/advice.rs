@@ -58,15 +58,18 @@ pub struct CostBasis {
     /// Whether the profile's kernel times are used for the calls the
     /// calibration does not cover (only precise ones: BPF).
     pub profile_kernel_times: bool,
-    /// The run every share is of, ns: the recorded duration less the
-    /// recorder's calibrated cost per call, or the recorded duration.
+    /// The run every share is of, ns: the program's CPU time less the
+    /// recorder's calibrated CPU cost per call plus the time blocked in
+    /// calls, or the recorded duration less the recorder's calibrated wall
+    /// time per call, or the recorded duration.
     #[serde(default)]
     pub run_ns: f64,
     /// Whether `run_ns` is the untraced program (estimated).
     #[serde(default)]
     pub run_untraced: bool,
     /// The recorder's cost taken out of the profile's times, per recorded
-    /// call: wall time and kernel time, ns (from the calibration).
+    /// call: CPU time (where the run is estimated from the program's CPU
+    /// time) or wall time, and kernel time, ns (from the calibration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer_ns_per_call: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,8 +201,10 @@ pub struct Saving {
     /// ns / the run's duration: the untraced run, estimated, where the
     /// recorder's cost is calibrated (`share_of` says which).
     pub share_of_run: f64,
-    /// What `share_of_run` is of: `untraced run, estimated`, `traced run`
-    /// (the recorder's cost not calibrated) or `run`.
+    /// What `share_of_run` is of: `untraced CPU time, estimated` (the
+    /// program's user + system time with the recorder's taken out),
+    /// `untraced run, estimated` (wall time), `traced run` (the recorder's
+    /// cost not calibrated) or `run`.
     #[serde(default)]
     pub share_of: String,
     /// `estimate`, or `upper_bound` where the profile cannot tell how much

@@ -53,6 +53,12 @@ pub struct TracerCost {
     /// Of `per_call_ns`, what the recorder adds to each call's measured kernel time
     /// (its work between the call's entry and exit timestamps), ns.
     pub kernel_ns: f64,
+    /// CPU time (user + system) the recording adds to the recorded
+    /// program per recorded call, ns: what its BPF programs cost in the
+    /// program's context, free of the wall time a busy machine adds
+    /// (absent for recorders that do not measure the program's CPU time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_call_ns: Option<f64>,
     /// Calls recorded per run, and runs.
     pub calls: u64,
     pub samples: u32,
@@ -267,7 +273,7 @@ impl Calibration {
         if let Some(t) = self
             .tracers
             .iter()
-            .find(|t| !([t.per_call_ns, t.kernel_ns, t.fixed_ns]
+            .find(|t| !([t.per_call_ns, t.kernel_ns, t.fixed_ns, t.cpu_per_call_ns.unwrap_or(0.0)]
                 .iter()
                 .all(|x| x.is_finite() && *x >= 0.0)))
         {

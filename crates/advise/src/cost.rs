@@ -48,8 +48,10 @@ pub struct Priced {
 }
 
 /// The run the shares are of: the untraced program, estimated by taking the
-/// recorder's calibrated cost per recorded call out of the recorded
-/// duration, or the recorded run itself when that cost is not known.
+/// recorder's calibrated cost per recorded call out of the program's CPU
+/// time where the profile has it (the share is then of the CPU time the
+/// program takes untraced), else out of the recorded duration; or the
+/// recorded run itself when that cost is not known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Run {
     /// ns: the denominator of every `share_of_run`.
@@ -65,6 +67,13 @@ impl Run {
     /// What the shares are of, in words.
     pub fn describe(&self) -> String {
         match self.tracer {
+            Some(t) if self.untraced && t.from_cpu => format!(
+                "the untraced run's CPU time (user + system), estimated: {} (the program's CPU time under the recorder, {}, less {:.0} ns of recording per call; the recorded run took {} of wall time)",
+                syscluster_model::fmt::duration(self.ns),
+                syscluster_model::fmt::duration(t.cpu_ns),
+                t.per_call_ns,
+                syscluster_model::fmt::duration(t.recorded_ns)
+            ),
             Some(t) if self.untraced => format!(
                 "the untraced run, estimated: {} (the recorded {} less {} of recording: {:.0} ns per call and {} per run)",
                 syscluster_model::fmt::duration(self.ns),
@@ -85,7 +94,12 @@ impl Run {
 /// The recorder's calibrated cost, as taken out of a profile.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TracerTaken {
+    /// Per recorded call: CPU time where `from_cpu`, else wall time.
     pub per_call_ns: f64,
+    /// Taken out of the program's CPU time (`cpu_ns`), else out of the
+    /// recorded duration.
+    pub from_cpu: bool,
+    pub cpu_ns: f64,
     pub kernel_ns: f64,
     pub fixed_ns: f64,
     /// The recorded duration it was taken from.
@@ -233,26 +247,40 @@ pub fn traced(profile: &Profile) -> bool {
     matches!(profile.meta.backend.as_str(), "bpf" | "ptrace" | "strace")
 }
 
-/// The run the shares of `profile` are of: its duration less the
-/// recorder's calibrated cost (once per run, and for every recorded call),
-/// never less than the crossings the program makes.
+/// The run the shares of `profile` are of, never less than the crossings
+/// the program makes nor more than the recorded run:
+/// - where the profile has the program's CPU time and the calibration the
+///   recorder's CPU cost per call: that CPU time less the recorder's. The
+///   recorder's wall time per call depends on how busy the machine is (its
+///   reader of the events competes for the CPUs, and time off the CPU is
+///   not the program's work); the CPU its programs add in the program's
+///   context does not. Savings are CPU work too (crossings and kernel
+///   work, time blocked excluded);
+/// - else the recorded duration less the recorder's calibrated wall time
+///   (once per run, and for every recorded call).
 pub fn untraced_run(profile: &Profile, tracer: Option<&TracerCost>, crossing_ns: f64) -> Run {
     let recorded = profile.meta.duration_ns as f64;
     let calls = profile.meta.total_calls as f64;
+    let bound = |ns: f64| ns.max(calls * crossing_ns).min(recorded).max(1.0);
     match tracer {
-        Some(t) if traced(profile) => Run {
-            ns: (recorded - t.fixed_ns - t.per_call_ns * calls)
-                .max(calls * crossing_ns)
-                .min(recorded)
-                .max(1.0),
-            untraced: true,
-            tracer: Some(TracerTaken {
+        Some(t) if traced(profile) => {
+            let taken = TracerTaken {
                 per_call_ns: t.per_call_ns,
+                from_cpu: false,
+                cpu_ns: 0.0,
                 kernel_ns: t.kernel_ns,
                 fixed_ns: t.fixed_ns,
                 recorded_ns: recorded,
-            }),
-        },
+            };
+            let (ns, taken) = match (profile.meta.cpu_ns, t.cpu_per_call_ns) {
+                (Some(cpu), Some(per_call)) => {
+                    let cpu = cpu as f64;
+                    (cpu - per_call * calls, TracerTaken { per_call_ns: per_call, from_cpu: true, cpu_ns: cpu, fixed_ns: 0.0, ..taken })
+                }
+                _ => (recorded - t.fixed_ns - t.per_call_ns * calls, taken),
+            };
+            Run { ns: bound(ns), untraced: true, tracer: Some(taken) }
+        }
         _ => Run {
             ns: recorded,
             untraced: !traced(profile),

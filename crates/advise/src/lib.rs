@@ -79,10 +79,11 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
         let saving = Saving {
             ns,
             share_of_run: if run.ns > 0.0 { ns / run.ns } else { 0.0 },
-            share_of: match (run.untraced, run.tracer.is_some()) {
-                (true, true) => "untraced run, estimated",
+            share_of: match (run.untraced, run.tracer.map(|t| t.from_cpu)) {
+                (true, Some(true)) => "untraced CPU time, estimated",
+                (true, Some(false)) => "untraced run, estimated",
                 (false, _) => "traced run",
-                (true, false) => "run",
+                (true, None) => "run",
             }
             .into(),
             bound: if fd.saving.upper_bound {

@@ -321,9 +321,11 @@ pub fn render(a: &Advice) -> String {
         duration(a.profile.duration_ns as f64)
     );
     if a.costs.run_untraced && a.costs.tracer_ns_per_call.is_some() {
+        let of_cpu = a.recommendations.first().is_some_and(|r| r.saving.share_of.contains("CPU"));
         let _ = writeln!(
             out,
-            "untraced run, estimated: {} (shares below are of it)",
+            "{}: {} (shares below are of it)",
+            if of_cpu { "untraced CPU time (user + system), estimated" } else { "untraced run, estimated" },
             duration(a.costs.run_ns)
         );
     }

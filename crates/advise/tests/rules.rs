@@ -834,6 +834,7 @@ fn with_tracer(mut c: Calibration) -> Calibration {
         per_call_ns: 2000.0,
         fixed_ns: 1_000_000.0,
         kernel_ns: 300.0,
+        cpu_per_call_ns: None,
         calls: 1,
         samples: 1,
         what: String::new(),
@@ -880,6 +881,41 @@ fn shares_are_of_the_untraced_run_with_the_recorders_cost_taken_out() {
     let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
     assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "traced run");
     assert!(a.notes.iter().any(|n| n.contains("recorder's cost")), "{:?}", a.notes);
+}
+
+#[test]
+fn with_the_programs_cpu_time_the_share_is_of_its_untraced_cpu_time() {
+    // 20,000 writes recorded in 200 ms of wall time, of which the program
+    // used 90 ms of CPU; the recorder adds 2 µs of wall time per call
+    // (the machine was busy) but 1.5 µs of the program's CPU.
+    let mut p = traced_writes();
+    p.meta.cpu_ns = Some(90_000_000);
+    let mut cal = with_tracer(calibration());
+    cal.tracers[0].cpu_per_call_ns = Some(1500.0);
+    let cost = CostModel::new(&p, Some(&cal), None);
+    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let untraced_cpu = 90e6 - 1500.0 * 20_000.0;
+    assert!((a.costs.run_ns - untraced_cpu).abs() < 1.0, "{} vs {untraced_cpu}", a.costs.run_ns);
+    assert!(a.costs.run_untraced);
+    assert_eq!(a.costs.tracer_ns_per_call, Some(1500.0));
+    let c = rec(&a, "coalesce-writes");
+    assert_eq!(c.saving.share_of, "untraced CPU time, estimated");
+    assert!((c.saving.share_of_run - c.saving.ns.min(untraced_cpu) / untraced_cpu).abs() < 1e-9);
+    // The saving itself does not depend on the denominator: 1,000 ns of
+    // kernel time less the recorder's 300, plus the 200 ns crossing.
+    assert!((c.saving.before_ns / 20_000.0 - 900.0).abs() < 1.0);
+    let text = syscluster_advise::text::render(&a);
+    assert!(text.contains("untraced CPU time (user + system), estimated: 60.00 ms"), "{text}");
+    // A recorder's CPU cost larger than the program's CPU time: the run is
+    // still the calls' crossings at least.
+    cal.tracers[0].cpu_per_call_ns = Some(10_000.0);
+    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    assert!((a.costs.run_ns - 20_000.0 * 200.0).abs() < 1.0, "{}", a.costs.run_ns);
+    // Without the program's CPU time, the recorded duration is used.
+    p.meta.cpu_ns = None;
+    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "untraced run, estimated");
+    assert_eq!(a.costs.tracer_ns_per_call, Some(2000.0));
 }
 
 #[test]

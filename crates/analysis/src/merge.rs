@@ -45,6 +45,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
     for (i, p) in profiles.iter().enumerate() {
         if i > 0 {
             meta.duration_ns += p.meta.duration_ns;
+            meta.cpu_ns = meta.cpu_ns.zip(p.meta.cpu_ns).map(|(a, b)| a + b);
             meta.runs += p.meta.runs.max(1);
             meta.processes += p.meta.processes;
             meta.threads += p.meta.threads;

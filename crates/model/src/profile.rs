@@ -82,6 +82,13 @@ pub struct Meta {
     pub started_at: f64,
     /// Wall time of the recording in nanoseconds.
     pub duration_ns: u64,
+    /// CPU time (user + system) of the recorded command and the children
+    /// it waited for, ns, as the kernel accounted it: under BPF, the
+    /// recorder's programs run in the command's context and are in it, its
+    /// reading of the events is not. Absent where not measured (ptrace,
+    /// strace, older profiles, or merged with one of those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
     /// How the command ended, when it ran under the recorder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit: Option<ExitStatus>,

@@ -77,6 +77,8 @@ pub struct Child {
     errpipe: libc::c_int,
     program: String,
     reaped: Option<ExitStatus>,
+    /// When the gate opened: the command's run starts here.
+    released_at: Option<std::time::Instant>,
 }
 
 impl Child {
@@ -141,7 +143,7 @@ impl Child {
             libc::close(gate[0]);
             libc::close(errpipe[1]);
         }
-        Ok(Child { pid, gate: gate[1], errpipe: errpipe[0], program, reaped: None })
+        Ok(Child { pid, gate: gate[1], errpipe: errpipe[0], program, reaped: None, released_at: None })
     }
 
     /// Opens the gate. Returns an error if the child could not `exec`; the
@@ -158,6 +160,7 @@ impl Child {
     /// Opens the gate without waiting for the exec verdict.
     pub fn open_gate(&mut self) -> Result<(), LaunchError> {
         let b = 1u8;
+        self.released_at = Some(std::time::Instant::now());
         let r = unsafe { libc::write(self.gate, &b as *const u8 as *const _, 1) };
         unsafe { libc::close(self.gate) };
         self.gate = -1;
@@ -165,6 +168,11 @@ impl Child {
             return Err(LaunchError::Os("releasing the command", io::Error::last_os_error()));
         }
         Ok(())
+    }
+
+    /// Nanoseconds since the gate opened (`None` before).
+    pub fn ran_ns(&self) -> Option<u64> {
+        self.released_at.map(|t| t.elapsed().as_nanos() as u64)
     }
 
     /// Waits until the child has exec'd (the error pipe closes) or failed to.
@@ -257,12 +265,19 @@ pub fn resolve_program(cmd: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(cmd)).find(|p| is_exe(p))
 }
 
-/// How a recording ended: the command's status, and how many of its
-/// threads were still running (detached, not followed) when it stopped.
+/// How a recording ended: the command's status, how many of its threads
+/// were still running (detached, not followed) when it stopped, and how
+/// long it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ended {
     pub exit: ExitStatus,
     pub left_running: u64,
+    /// From the command's release to the end of the recording, ns: the
+    /// recorder's own setup (loading BPF programs) is not in it.
+    pub ran_ns: Option<u64>,
+    /// CPU time (user + system) of the command and the children it
+    /// waited for, ns, where the backend reaped it with wait4.
+    pub cpu_ns: Option<u64>,
 }
 
 /// SIGINT, SIGTERM, SIGHUP and SIGQUIT the recorder received since

@@ -218,7 +218,10 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     if let Some(program) = argv.first().and_then(|c| launch::resolve_program(c)) {
         sink.modules.prefer_path(&program);
     }
-    meta.duration_ns = start.elapsed().as_nanos() as u64;
+    // The command's run, from its release: not the recorder's setup
+    // (loading and attaching BPF programs takes a few hundred ms).
+    meta.duration_ns = ended.ran_ns.unwrap_or_else(|| start.elapsed().as_nanos() as u64);
+    meta.cpu_ns = ended.cpu_ns;
     meta.exit = Some(ended.exit.to_profile());
     meta.left_running = ended.left_running;
     if ended.left_running > 0 {

@@ -93,21 +93,27 @@ fn dd_loop(blocks: u64) -> Vec<std::ffi::OsString> {
         .collect()
 }
 
-/// Wall time of one untraced run of `argv`, ns.
-fn untraced_ns(argv: &[std::ffi::OsString]) -> Option<f64> {
+/// Wall time and CPU time (user + system) of one untraced run of `argv`, ns.
+fn untraced_ns(argv: &[std::ffi::OsString]) -> Option<(f64, f64)> {
     let t = std::time::Instant::now();
-    let st = std::process::Command::new(&argv[0])
+    let child = std::process::Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
-        .status()
+        .spawn()
         .ok()?;
-    st.success().then(|| t.elapsed().as_nanos() as f64)
+    let mut st = 0;
+    // SAFETY: zeroed rusage is valid; wait4 reaps the child just spawned.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut st, 0, &mut ru) };
+    let wall = t.elapsed().as_nanos() as f64;
+    let ns = |t: libc::timeval| t.tv_sec as f64 * 1e9 + t.tv_usec as f64 * 1e3;
+    (pid == child.id() as i32 && libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0).then(|| (wall, ns(ru.ru_utime) + ns(ru.ru_stime)))
 }
 
 /// One recorded run of `argv`: (recorded duration, calls, kernel time of
-/// one write to /dev/null), ns. That write does a few ns of work of its
+/// one write to /dev/null, CPU time of the program or NaN), ns. That write does a few ns of work of its
 /// own: the kernel time it shows is the recorder's.
-fn traced(argv: &[std::ffi::OsString], opts: &syscluster_record::RecordOptions) -> Result<(f64, f64, f64), String> {
+fn traced(argv: &[std::ffi::OsString], opts: &syscluster_record::RecordOptions) -> Result<(f64, f64, f64, f64), String> {
     let r = syscluster_record::record(argv, opts).map_err(|e| e.to_string())?;
     if r.exit.shell_code() != 0 {
         return Err(format!("{} failed under the recorder", argv[0].to_string_lossy()));
@@ -119,7 +125,7 @@ fn traced(argv: &[std::ffi::OsString], opts: &syscluster_record::RecordOptions) 
         .filter(|n| n.syscall == "write" && n.count > 0)
         .max_by_key(|n| n.count)
         .map_or(0.0, |n| n.kernel_ns as f64 / n.count as f64);
-    Ok((p.meta.duration_ns as f64, p.meta.total_calls as f64, null_write))
+    Ok((p.meta.duration_ns as f64, p.meta.total_calls as f64, null_write, p.meta.cpu_ns.map_or(f64::NAN, |c| c as f64)))
 }
 
 /// What each recorder (BPF events, BPF aggregate, ptrace) costs per
@@ -141,6 +147,8 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
         let opts = RecordOptions { backend: Some(backend), mode, ..Default::default() };
         let (short, long) = (dd_loop(n), dd_loop(2 * n));
         let mut best = [f64::MAX; 4]; // traced short, traced long, untraced short, untraced long
+        // The same, CPU time (user + system) of the program.
+        let mut cpu = [f64::MAX; 4];
         let (mut calls, mut kernel) = ((0.0, 0.0), f64::MAX);
         let mut failed = None;
         for _ in 0..samples {
@@ -153,6 +161,8 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
                         best[1] = b.0;
                     }
                     calls = (a.1, b.1);
+                    cpu[0] = cpu[0].min(a.3);
+                    cpu[1] = cpu[1].min(b.3);
                     kernel = kernel.min(a.2).min(b.2);
                 }
                 (Err(e), _) | (_, Err(e)) => {
@@ -160,8 +170,11 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
                     break;
                 }
             }
-            best[2] = best[2].min(untraced_ns(&short).unwrap_or(f64::MAX));
-            best[3] = best[3].min(untraced_ns(&long).unwrap_or(f64::MAX));
+            let (s, l) = (untraced_ns(&short), untraced_ns(&long));
+            best[2] = best[2].min(s.map_or(f64::MAX, |t| t.0));
+            best[3] = best[3].min(l.map_or(f64::MAX, |t| t.0));
+            cpu[2] = cpu[2].min(s.map_or(f64::MAX, |t| t.1));
+            cpu[3] = cpu[3].min(l.map_or(f64::MAX, |t| t.1));
         }
         let name = match backend {
             Backend::Bpf => format!("bpf/{}", mode.as_str()),
@@ -179,6 +192,11 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
         let per_call_untraced = ((best[3] - best[2]) / extra).max(0.0);
         let per_call = ((best[1] - best[0]) / extra - per_call_untraced).max(0.0);
         let fixed = (best[0] - best[2] - per_call * calls.0).max(0.0);
+        // f64::min ignores NaN: a CPU time not measured leaves MAX.
+        let cpu_per_call = cpu
+            .iter()
+            .all(|&c| c < f64::MAX)
+            .then(|| (((cpu[1] - cpu[0]) - (cpu[3] - cpu[2])) / extra).max(0.0));
         // What the recorder adds between a call's timestamps: the kernel
         // time of a write to /dev/null (a few ns of its own work).
         let kernel_ns = if kernel == f64::MAX { 0.0 } else { kernel.min(per_call) };
@@ -196,6 +214,7 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
             per_call_ns: per_call,
             fixed_ns: fixed,
             kernel_ns,
+            cpu_per_call_ns: cpu_per_call,
             calls: calls.1 as u64,
             samples,
             what: format!(
@@ -279,10 +298,11 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
     for t in &c.tracers {
         let _ = writeln!(
             o,
-            "  {:<16} {:>10.0} ns per call ({:.0} ns inside the call) {:>8.1} ms per run",
+            "  {:<16} {:>10.0} ns per call ({:.0} ns inside the call{}) {:>8.1} ms per run",
             format!("{}/{}", t.backend, t.mode),
             t.per_call_ns,
             t.kernel_ns,
+            t.cpu_per_call_ns.map_or(String::new(), |c| format!(", {c:.0} ns of the program's CPU")),
             t.fixed_ns / 1e6
         );
     }

@@ -44,12 +44,12 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     open.maps.slots.set_max_entries(1 << rodata.slots_log2).map_err(|e| unavailable("sizing the task states", e))?;
     // Code locations only as node keys: what else they would add to the
     // profile (each node's issuing locations) is not worth their cost here.
-    let unwind = unwind_data(sink.builder.node_key_mode() == NodeKeyMode::Callsite);
+    let unwind = unwind_data(sink.builder.node_key_mode() == NodeKeyMode::Callsite, argv);
     if let Some(u) = &unwind {
         rodata.capture_sites = 1;
         rodata.n_skip = u.modules.len() as u32;
-        for (slot, &(dev, ino, first, count, vdso)) in rodata.skip_modules.iter_mut().zip(&u.modules) {
-            *slot = types::skip_module { ino, dev, first, count, vdso: vdso as u32 };
+        for (slot, m) in rodata.skip_modules.iter_mut().zip(&u.modules) {
+            *slot = types::skip_module { ino: m.ino, dev: m.dev, first: m.first, count: m.count, vdso: m.vdso as u32, runtime: m.runtime as u32, ..Default::default() };
         }
         open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
     }

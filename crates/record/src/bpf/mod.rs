@@ -180,21 +180,20 @@ fn bytes_of<T: Copy>(v: &T) -> &[u8] {
 /// loader, the vDSO), flattened for the BPF programs' `unwind_rows` and
 /// `skip_modules`.
 struct UnwindData {
-    /// (device in the kernel's encoding, inode, first row, rows, is the vDSO)
-    modules: Vec<(u32, u64, u32, u32, bool)>,
+    modules: Vec<SkipEntry>,
     /// The rows, as `unwind_row`s.
     rows: Vec<u8>,
     count: u32,
 }
 
 impl UnwindData {
-    fn build() -> Result<UnwindData, String> {
-        use crate::callsite::unwind::{skip_modules, CfaRule};
+    fn build(program: Option<&std::path::Path>) -> Result<UnwindData, String> {
+        use crate::callsite::unwind::CfaRule;
         use skel::aggregate::types::{cfa_kind, unwind_row};
         let mut modules = Vec::new();
         let mut rows = Vec::new();
         let mut count = 0u32;
-        for m in skip_modules()?.iter().take(limits::MAX_SKIP.0 as usize) {
+        for m in crate::callsite::runtime::skip_modules_for(program)?.iter().take(limits::MAX_SKIP.0 as usize) {
             let vdso = m.ino == 0;
             let kdev = if vdso { 0 } else { crate::callsite::modules::dev_to_kernel(m.dev) };
             let first = count;
@@ -204,6 +203,7 @@ impl UnwindData {
                     CfaRule::Rbp(n) => (cfa_kind::CFA_RBP, n),
                     CfaRule::Unknown => (cfa_kind::CFA_UNKNOWN, 0),
                     CfaRule::Outermost => (cfa_kind::CFA_OUTERMOST, 0),
+                    CfaRule::Own => (cfa_kind::CFA_OWN, 0),
                 };
                 let row = unwind_row {
                     pc: r.pc,
@@ -216,7 +216,7 @@ impl UnwindData {
                 rows.extend_from_slice(bytes_of(&row));
                 count += 1;
             }
-            modules.push((kdev, m.ino, first, count - first, vdso));
+            modules.push(SkipEntry { dev: kdev, ino: m.ino, first, count: count - first, vdso, runtime: m.runtime });
         }
         Ok(UnwindData { modules, rows, count })
     }
@@ -232,12 +232,27 @@ impl UnwindData {
     }
 }
 
-/// The unwind tables, or why code locations are off.
-fn unwind_data(wanted: bool) -> Option<UnwindData> {
+/// One skipped module of [`UnwindData`].
+struct SkipEntry {
+    /// Device in the kernel's encoding, and inode.
+    dev: u32,
+    ino: u64,
+    /// Its rows: `first..first + count`.
+    first: u32,
+    count: u32,
+    vdso: bool,
+    /// The program's language runtime (see `SkipModule::runtime`).
+    runtime: bool,
+}
+
+/// The unwind tables, or why code locations are off; the language runtime
+/// of `argv`'s program is stepped over too.
+fn unwind_data(wanted: bool, argv: &[OsString]) -> Option<UnwindData> {
     if !wanted {
         return None;
     }
-    match UnwindData::build() {
+    let program = argv.first().and_then(|c| crate::launch::resolve_program(c));
+    match UnwindData::build(program.as_deref()) {
         Ok(d) => Some(d),
         Err(e) => {
             eprintln!("syscluster: no code locations: {e}");
@@ -310,13 +325,18 @@ fn wait_all(
 ) -> Result<Ended, RecordError> {
     crate::launch::forward_signals_to(child.pid);
     let mut status = None;
+    let mut cpu_ns = None;
     let mut interrupts_then = 0;
     loop {
         if status.is_none() {
             let mut st = 0;
-            let r = unsafe { libc::waitpid(child.pid, &mut st, libc::WNOHANG) };
+            // SAFETY: zeroed rusage is valid; wait4 reaps only our child.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(child.pid, &mut st, libc::WNOHANG, &mut ru) };
             if r == child.pid {
                 status = ExitStatus::from_wait(st);
+                let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+                cpu_ns = Some(ns(ru.ru_utime) + ns(ru.ru_stime));
                 if let Some(s) = status {
                     child.set_reaped(s);
                     crate::launch::stop_forwarding();
@@ -331,7 +351,7 @@ fn wait_all(
             let waited_for = if follow_detached { n.all } else { n.all - n.detached };
             let stopped = follow_detached && crate::launch::interrupts() > interrupts_then;
             if waited_for <= 0 || stopped {
-                return Ok(Ended { exit, left_running: n.all.max(0) as u64 });
+                return Ok(Ended { exit, left_running: n.all.max(0) as u64, ran_ns: child.ran_ns(), cpu_ns });
             }
         }
         tick();

@@ -27,6 +27,8 @@ enum cfa_kind {
 	CFA_RSP = 1,       /* CFA = rsp + cfa_off */
 	CFA_RBP = 2,       /* CFA = rbp + cfa_off */
 	CFA_OUTERMOST = 3, /* the stack ends here */
+	CFA_OWN = 4,       /* the program's own code, outside its language
+			      runtime: the call site */
 };
 
 /* arg_info[nr]: bits 0-2 = index + 1 of the argument that keys the node
@@ -143,13 +145,17 @@ struct unwind_row {
 };
 
 /* A module whose frames are skipped: libc, the loader, the vDSO (no file:
- * vdso = 1); its rows are unwind_rows[first .. first + count). */
+ * vdso = 1), the program's language runtime (runtime = 1: the program's
+ * file, whose rows outside the runtime are CFA_OWN); its rows are
+ * unwind_rows[first .. first + count). */
 struct skip_module {
 	__u64 ino;
 	__u32 dev; /* the kernel's encoding */
 	__u32 first;
 	__u32 count;
 	__u32 vdso;
+	__u32 runtime;
+	__u32 _pad;
 };
 
 /* A mapping a thread's unwinds found: file offset = address + delta. */

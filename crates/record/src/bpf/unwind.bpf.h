@@ -1,8 +1,9 @@
 /* Code locations in the kernel: the first frame outside libc, the dynamic
- * loader and the vDSO, found at a call's entry by stepping over their frames
- * with their call frame information (the tables of
- * callsite::unwind::skip_modules(), in `unwind_rows`), as
- * callsite::unwind::find_callsite does in user space.  Every frame's rule is
+ * loader, the vDSO and the program's language runtime, found at a call's
+ * entry by stepping over their frames with their call frame information (the
+ * tables of callsite::runtime::skip_modules_for(), in `unwind_rows`; the
+ * program's own code is CFA_OWN there), as callsite::unwind::find_callsite
+ * does in user space.  Every frame's rule is
  * looked up at ip - 1 (inside the call instruction).
  *
  * Mappings come from bpf_find_vma, remembered per thread (VMA_CACHE) until
@@ -148,6 +149,10 @@ struct unwind_ctx {
 	__u64 sp;
 	__u64 bp;
 	struct site out;
+	/* The first frame in the program's language runtime: the call site
+	 * when the walk cannot get past the runtime. */
+	struct site fallback;
+	int have_fallback;
 	int result; /* 0: found; -1: failed; 1: going on; 2: no caller outside */
 };
 
@@ -181,14 +186,29 @@ static long unwind_step(__u32 i, void *data)
 			}
 			return 1;
 		}
+		if (v.skip < MAX_SKIP && skip_modules[v.skip].runtime && !u->have_fallback) {
+			u->fallback.dev = v.dev;
+			u->fallback.ino = v.ino;
+			u->fallback.off = off;
+			u->have_fallback = 1;
+		}
 		if (unwind_row_at(v.skip, off - 1, &row))
 			goto fail;
+		if (row.kind == CFA_OWN) {
+			u->out.dev = v.dev;
+			u->out.ino = v.ino;
+			u->out.off = off;
+			u->result = 0;
+			return 1;
+		}
 		/* unwind_vma may have refilled the cache: find the state again. */
 		st = lookup_state(u->regs);
 		if (!st)
 			goto fail;
 		c = &st->vmas;
-		if (i == 0) {
+		/* Not in the program's runtime: its first frame is the fallback,
+		 * which this shortcut would skip. */
+		if (i == 0 && !u->have_fallback) {
 			c->ip0 = ip;
 			c->row0 = row;
 			c->have_row0 = 1;
@@ -239,6 +259,10 @@ static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct
 	struct pt_regs *r = regs_at(regs);
 	struct unwind_ctx u = { .regs = regs, .ip = r->ip, .sp = r->sp, .bp = r->bp, .result = 1 };
 	bpf_loop(MAX_FRAMES, unwind_step, &u, 0);
+	if (u.result != 0 && u.have_fallback) {
+		*out = u.fallback;
+		return 0;
+	}
 	if (u.result == 2)
 		return 1;
 	if (u.result)

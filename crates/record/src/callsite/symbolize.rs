@@ -9,6 +9,7 @@
 //! DWARF does not. A module whose file is gone, replaced, or unreadable
 //! yields its path and offset only.
 
+use super::runtime::{is_runtime_function, language_of, Language};
 use super::unwind::load_segments;
 use super::Modules;
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
@@ -41,6 +42,9 @@ struct ModuleInfo {
     /// Sorted by address.
     symbols: Vec<Symbol>,
     dwarf: Option<addr2line::Context<Reader>>,
+    /// The language whose runtime the file holds (Go, Rust), if any: its
+    /// functions inlined into the program's are passed over.
+    lang: Option<Language>,
 }
 
 pub struct Symbolizer {
@@ -106,6 +110,7 @@ impl ModuleInfo {
         let data = std::fs::read(path).ok()?;
         let obj = object::File::parse(&*data).ok()?;
         let loads = load_segments(&obj);
+        let lang = language_of(&obj);
         let mut symbols = Vec::new();
         add_symbols(&obj, &mut symbols);
         let dwarf = if has_dwarf(&obj) {
@@ -124,7 +129,7 @@ impl ModuleInfo {
         };
         symbols.sort_by(|a, b| a.addr.cmp(&b.addr).then_with(|| name_rank(a).cmp(&name_rank(b))));
         symbols.dedup_by(|b, a| a.addr == b.addr && a.name == b.name);
-        Some(ModuleInfo { loads, symbols, dwarf })
+        Some(ModuleInfo { loads, symbols, dwarf, lang })
     }
 
     /// Fills function, file and line of the instruction at file offset `off`.
@@ -135,12 +140,23 @@ impl ModuleInfo {
         if let Some(ctx) = &self.dwarf {
             if let Ok(mut frames) = ctx.find_frames(vaddr).skip_all_loads() {
                 // The innermost frame: the (possibly inlined) function that
-                // holds the call, and the line of the call in it.
-                if let Ok(Some(frame)) = frames.next() {
-                    loc.function = frame.function.as_ref().and_then(|f| f.raw_name().ok()).map(Cow::into_owned);
-                    if let Some(l) = frame.location {
-                        loc.file = l.file.map(str::to_string);
-                        loc.line = l.line;
+                // holds the call, and the line of the call in it; past the
+                // language runtime's functions inlined into the program's
+                // (the line in the outer frame is the inlined call's).
+                let mut first = true;
+                while let Ok(Some(frame)) = frames.next() {
+                    let name = frame.function.as_ref().and_then(|f| f.raw_name().ok()).map(Cow::into_owned);
+                    let runtime = self.lang.is_some_and(|l| name.as_deref().is_some_and(|n| is_runtime_function(l, n)));
+                    if first || !runtime {
+                        loc.function = name;
+                        (loc.file, loc.line) = match frame.location {
+                            Some(l) => (l.file.map(str::to_string), l.line),
+                            None => (None, None),
+                        };
+                    }
+                    first = false;
+                    if !runtime {
+                        break;
                     }
                 }
             }

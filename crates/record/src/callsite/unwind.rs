@@ -45,6 +45,10 @@ pub enum CfaRule {
     /// entry point, or the signal return trampoline. A call from here was
     /// made by the skipped module on its own.
     Outermost,
+    /// The program's own code, in the program's file outside its language
+    /// runtime and standard library (see [`super::runtime`]): the frame
+    /// here is the call site.
+    Own,
 }
 
 /// One row of an unwind table: from `pc` up to the next row's `pc`.
@@ -315,16 +319,51 @@ impl UnwindTable {
         }
     }
 
+    /// This table over `ranges` (file offsets, sorted, not overlapping)
+    /// only; everywhere else the code is the program's own
+    /// ([`CfaRule::Own`]).
+    pub fn restricted_to(&self, ranges: &[(u64, u64)]) -> UnwindTable {
+        let mut rows: Vec<UnwindRow> = Vec::new();
+        let push = |rows: &mut Vec<UnwindRow>, row: UnwindRow| {
+            if rows.last().is_some_and(|l| l.pc == row.pc) {
+                rows.pop();
+            }
+            if !rows.last().is_some_and(|l| l.same_rule(&row)) {
+                rows.push(row);
+            }
+        };
+        push(&mut rows, UnwindRow { pc: 0, cfa: CfaRule::Own, rbp_offset: None });
+        for &(start, end) in ranges {
+            let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(end)) else { continue };
+            if s >= e {
+                continue;
+            }
+            let first = self.lookup(start).copied().unwrap_or(UnwindRow { pc: s, cfa: CfaRule::Unknown, rbp_offset: None });
+            push(&mut rows, UnwindRow { pc: s, ..first });
+            let from = self.rows.partition_point(|r| r.pc <= s);
+            for r in self.rows[from..].iter().take_while(|r| r.pc < e) {
+                push(&mut rows, *r);
+            }
+            push(&mut rows, UnwindRow { pc: e, cfa: CfaRule::Own, rbp_offset: None });
+        }
+        UnwindTable { rows }
+    }
+
     /// Size of the rows in memory, in bytes.
     pub fn size_bytes(&self) -> usize {
         self.rows.len() * std::mem::size_of::<UnwindRow>()
     }
 }
 
-/// A module whose frames are stepped over: libc, the dynamic loader, the vDSO.
+/// A module whose frames are stepped over: libc, the dynamic loader, the
+/// vDSO, and the language runtime inside the recorded program's file.
 #[derive(Clone, Debug)]
 pub struct SkipModule {
     pub path: PathBuf,
+    /// The program itself, with only its language runtime's functions
+    /// stepped over: where its frames cannot be, the first frame in it is
+    /// the call site.
+    pub runtime: bool,
     /// Device as user space sees it (`st_dev`; see `modules::dev_to_kernel`).
     pub dev: u64,
     pub ino: u64,
@@ -336,7 +375,7 @@ impl SkipModule {
     pub fn from_path(path: &Path) -> Result<SkipModule, String> {
         let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let table = UnwindTable::from_elf(path)?;
-        Ok(SkipModule { path: path.to_path_buf(), dev: md.dev(), ino: md.ino(), table })
+        Ok(SkipModule { path: path.to_path_buf(), runtime: false, dev: md.dev(), ino: md.ino(), table })
     }
 }
 
@@ -375,7 +414,7 @@ fn find_skip_modules() -> Result<Vec<SkipModule>, String> {
         // SAFETY: the kernel maps the vDSO readable for the process's life.
         let image = unsafe { std::slice::from_raw_parts(m.start as usize as *const u8, (m.end - m.start) as usize) };
         let table = UnwindTable::from_elf_data(image).map_err(|e| format!("[vdso]: {e}"))?;
-        out.push(SkipModule { path: PathBuf::from(VDSO), dev: 0, ino: 0, table });
+        out.push(SkipModule { path: PathBuf::from(VDSO), runtime: false, dev: 0, ino: 0, table });
     }
     Ok(out)
 }
@@ -485,7 +524,23 @@ impl std::fmt::Display for Unwound {
 /// if that is outside them). Every frame's rule is looked up at `ip - 1`:
 /// inside the call (or `syscall`) instruction, which matters when it is the
 /// last of its function.
+///
+/// In the program's language runtime (a [`SkipModule::runtime`] module) a
+/// walk that cannot go on ends at the first frame it reached in the
+/// program's file: a location in the runtime is better than none.
 pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &[SkipModule]) -> Result<(usize, u64), Unwound> {
+    let mut fallback = None;
+    let found = walk(regs, mem, maps, skip, &mut fallback);
+    match (found, fallback) {
+        (Err(_), Some(f)) => Ok(f),
+        (r, _) => r,
+    }
+}
+
+/// [`find_callsite`] without its fallback: the walk's own result, and the
+/// first frame in the program's language runtime if it reached one (for
+/// callers that may retry the walk with more registers first).
+pub fn walk(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &[SkipModule], fallback: &mut Option<(usize, u64)>) -> Result<(usize, u64), Unwound> {
     let mut r = regs;
     for _ in 0..MAX_FRAMES {
         let probe = r.ip.wrapping_sub(1);
@@ -498,8 +553,12 @@ pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &
         let Some(sm) = skip.iter().find(|s| s.maps(m)) else {
             return Ok((idx, offset));
         };
+        if sm.runtime && fallback.is_none() {
+            *fallback = Some((idx, offset));
+        }
         let row = sm.table.lookup(offset - 1).ok_or(Unwound::NoRow { ip: r.ip })?;
         let cfa = match row.cfa {
+            CfaRule::Own => return Ok((idx, offset)),
             CfaRule::Rsp(n) => r.sp.wrapping_add(n as i64 as u64),
             CfaRule::Rbp(n) => r.bp.wrapping_add(n as i64 as u64),
             CfaRule::Unknown => return Err(Unwound::NoRow { ip: r.ip }),

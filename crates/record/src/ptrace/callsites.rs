@@ -8,7 +8,8 @@
 //! has not seen the end of).
 
 use super::sys;
-use crate::callsite::unwind::{find_callsite, read_maps, skip_modules, Mapping, ProcessMemory, Regs, SkipModule, Unwound};
+use crate::callsite::runtime::skip_modules_for;
+use crate::callsite::unwind::{read_maps, walk, Mapping, ProcessMemory, Regs, SkipModule, Unwound};
 use crate::callsite::Modules;
 use rustc_hash::FxHashMap;
 use syscluster_analysis::ProfileBuilder;
@@ -24,15 +25,16 @@ struct Process {
 }
 
 pub struct Callsites {
-    skip: &'static [SkipModule],
+    skip: Vec<SkipModule>,
     procs: FxHashMap<u32, Process>,
 }
 
 impl Callsites {
     /// Fails (saying why) if the unwind tables of libc and the loader
-    /// cannot be built.
-    pub fn new() -> Result<Callsites, String> {
-        Ok(Callsites { skip: skip_modules()?, procs: FxHashMap::default() })
+    /// cannot be built; `program`'s language runtime, if it has one, is
+    /// stepped over too.
+    pub fn new(program: Option<&std::path::Path>) -> Result<Callsites, String> {
+        Ok(Callsites { skip: skip_modules_for(program)?, procs: FxHashMap::default() })
     }
 
     /// The code location of the call thread `tid` of process `pid` is
@@ -61,7 +63,16 @@ impl Callsites {
                 p.stale = false;
                 fresh = true;
             }
-            match find_callsite(regs, &mut p.mem, &p.maps, self.skip) {
+            // The first frame in the program's language runtime: the
+            // location when the walk cannot get past the runtime.
+            let mut fallback = None;
+            let found = walk(regs, &mut p.mem, &p.maps, &self.skip, &mut fallback);
+            let retry = matches!(found, Err(Unwound::NoMapping { .. }) if !fresh) || matches!(found, Err(Unwound::Unreadable { .. }) if !full_regs);
+            let found = match (found, fallback) {
+                (Err(_), Some(f)) if !retry => Ok(f),
+                (r, _) => r,
+            };
+            match found {
                 Ok((idx, offset)) => {
                     let module = *p.modules[idx].get_or_insert_with(|| {
                         let m = &p.maps[idx];

@@ -71,7 +71,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     let backend = |what: &str, e: io::Error| RecordError::Backend(format!("ptrace: {what}: {e}"));
     sys::seize(child.pid).map_err(|e| backend("cannot trace the command", e))?;
     stop_at_gate(child.pid).map_err(|e| backend("cannot stop the command", e))?;
-    let callsites = match opts.callsites.then(callsites::Callsites::new) {
+    let program = argv.first().and_then(|c| launch::resolve_program(c));
+    let callsites = match opts.callsites.then(|| callsites::Callsites::new(program.as_deref())) {
         Some(Ok(c)) => Some(c),
         Some(Err(why)) => {
             notes.push(format!("code locations are not recorded: {why}"));
@@ -85,6 +86,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     child.open_gate()?;
     launch::forward_signals_to(child.pid);
     let outcome = tracer.run().map_err(|e| backend("waiting for the command", e))?;
+    let ran_ns = child.ran_ns();
     if let Some(s) = outcome.status {
         child.set_reaped(s);
     }
@@ -95,7 +97,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
     let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
-    Ok((Ended { exit, left_running: outcome.left_running }, outcome.faults_seen))
+    Ok((Ended { exit, left_running: outcome.left_running, ran_ns, cpu_ns: None }, outcome.faults_seen))
 }
 
 /// Stops the seized child (blocked at the launch gate) so that the tracer
