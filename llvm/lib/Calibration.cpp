@@ -1,0 +1,79 @@
+//===- Calibration.cpp - reading libmulticall's calibration ---------------===//
+#include "SysCluster/Calibration.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <cmath>
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace syscluster {
+
+static Error bad(StringRef Path, const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "calibration " + Path + ": " + What);
+}
+
+std::string defaultCalibrationPath() {
+  // The same order as libmulticall's calib_path().
+  if (const char *E = std::getenv("MULTICALL_CALIBRATION"))
+    return StringRef(E) == "none" ? std::string() : std::string(E);
+  if (const char *X = std::getenv("XDG_CACHE_HOME"); X && *X)
+    return std::string(X) + "/syscluster/multicall-calibration.json";
+  if (const char *H = std::getenv("HOME"); H && *H)
+    return std::string(H) + "/.cache/syscluster/multicall-calibration.json";
+  return {};
+}
+
+unsigned long Calibration::breakEvenBlocks() const {
+  double S = savingPerBlock();
+  if (!(S > 0))
+    return 0;
+  return (unsigned long)std::ceil((FirstContextNs + ProbeNs) / S);
+}
+
+Expected<Calibration> loadCalibration(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return bad(Path, "cannot read: " + Buf.getError().message());
+  auto Parsed = json::parse((*Buf)->getBuffer());
+  if (!Parsed)
+    return bad(Path, "not JSON: " + toString(Parsed.takeError()));
+  const json::Object *Top = Parsed->getAsObject();
+  const json::Object *Costs = Top ? Top->getObject("costs_ns") : nullptr;
+  const json::Array *Meas = Top ? Top->getArray("measurements") : nullptr;
+  if (!Costs || !Meas)
+    return bad(Path, "no costs_ns or measurements (not written by mc-calibrate)");
+  Calibration C;
+  C.Path = Path.str();
+  auto Num = [&](StringRef Key) { return Costs->getNumber(Key); };
+  auto First = Num("first_context");
+  if (!First)
+    return bad(Path, "no costs_ns.first_context (made by an older mc-calibrate): run "
+                     "`syscluster calibrate --recalibrate` again");
+  auto Crossing = Num("crossing"), Statx = Num("statx"), Fstatfs = Num("fstatfs");
+  if (!Crossing || !Statx || !Fstatfs)
+    return bad(Path, "costs_ns lacks crossing, statx or fstatfs");
+  C.FirstContextNs = *First;
+  // The gate: fstat + lseek; libmulticall's probe: statx of both ends,
+  // fstatfs, an lseek back, a pread restoring the buffer at the end.
+  C.ProbeNs = 3 * *Statx + *Fstatfs + 3 * *Crossing;
+  for (const json::Value &V : *Meas) {
+    const json::Object *M = V.getAsObject();
+    if (!M || M->getString("kind") != "copy-loop.file")
+      continue;
+    const json::Array *D = M->getArray("direct_ns"), *F = M->getArray("fusion_ns");
+    if (!D || !F || D->empty() || D->size() != F->size())
+      return bad(Path, "copy-loop.file has no direct_ns/fusion_ns pair");
+    // The longest batch: what each further block of a long copy saves.
+    auto Dn = D->back().getAsNumber(), Fn = F->back().getAsNumber();
+    if (!Dn || !Fn)
+      return bad(Path, "copy-loop.file was not measured (null)");
+    C.DirectNs = *Dn;
+    C.FusedNs = *Fn;
+    return C;
+  }
+  return bad(Path, "no copy-loop.file measurement");
+}
+
+} // namespace syscluster
