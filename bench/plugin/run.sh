@@ -19,6 +19,19 @@ trap 'rm -rf "$W"' EXIT
 cd "$W"
 
 make -s -C "$ROOT/tests/corpus" >/dev/null
+# The host's calibration, measured now: the pass decides from it (and the
+# recorded run's block count) and the rebuilt programs run with it.
+if [ -z "${MULTICALL_CALIBRATION:-}" ]; then
+  "$ROOT/libmulticall/build/mc-calibrate" -o "$W/calibration.json" >/dev/null 2>&1
+  export MULTICALL_CALIBRATION=$W/calibration.json
+fi
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = [x for x in d["measurements"] if x["kind"] == "copy-loop.file"][0]
+first = d["costs_ns"]["first_context"] / 1000
+saved = (m["direct_ns"][-1] - m["fusion_ns"][-1]) / 1000
+print(f"calibration: first context {first:.0f} us, a block saved {saved:.2f} us", file=sys.stderr)' "$MULTICALL_CALIBRATION"
 CFR="$ROOT/tests/corpus/bin/copy_cfr"
 for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done
 head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB
@@ -43,6 +56,7 @@ for b in $BLOCKS; do
   "$BIN" advise -q "b$b/prof.json" --plan-out "b$b/plan.json" >/dev/null
   "$BIN" cc --plan "b$b/plan.json" -O2 -g "$W/b$b/copy.c" -o "b$b/plugin" -Rpass=syscluster 2> "b$b/remarks"
   grep -q "became one looped multi-call" "b$b/remarks" || { echo "bench: block $b: the plugin did not cluster the loop" >&2; cat "b$b/remarks" >&2; exit 1; }
+  grep -o "estimated saving.*" "b$b/remarks" | sed "s/^/bench: block $b: /" >&2
   for s in $SIZES; do
     for v in orig plugin cfr; do
       prog="b$b/$v"; [ $v = cfr ] && prog=$CFR

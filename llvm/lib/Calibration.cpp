@@ -25,8 +25,19 @@ std::string defaultCalibrationPath() {
   return {};
 }
 
-unsigned long Calibration::breakEvenBlocks() const {
-  double S = savingPerBlock();
+// The block mc-calibrate's copy-loop.file copies (measure_loop in
+// libmulticall/tools/mc-calibrate.c).
+static constexpr double CalibratedBlock = 4096;
+
+double Calibration::savingPerBlock(uint64_t Bytes) const {
+  double S = DirectNs - FusedNs;
+  if (Bytes >= CalibratedBlock || !(S > 2 * CrossingNs))
+    return S;
+  return 2 * CrossingNs + (S - 2 * CrossingNs) * (double)Bytes / CalibratedBlock;
+}
+
+unsigned long Calibration::breakEvenBlocks(uint64_t Bytes) const {
+  double S = savingPerBlock(Bytes);
   if (!(S > 0))
     return 0;
   return (unsigned long)std::ceil((FirstContextNs + ProbeNs) / S);
@@ -55,6 +66,7 @@ Expected<Calibration> loadCalibration(StringRef Path) {
   if (!Crossing || !Statx || !Fstatfs)
     return bad(Path, "costs_ns lacks crossing, statx or fstatfs");
   C.FirstContextNs = *First;
+  C.CrossingNs = *Crossing;
   // The gate: fstat + lseek; libmulticall's probe: statx of both ends,
   // fstatfs, an lseek back, a pread restoring the buffer at the end.
   C.ProbeNs = 3 * *Statx + *Fstatfs + 3 * *Crossing;

@@ -731,13 +731,14 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
     raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
     return S;
   };
-  double Save = C->savingPerBlock(), Fixed = C->FirstContextNs + C->ProbeNs;
+  uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
+  double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
                                   us(C->FusedNs) + " against " + us(C->DirectNs) + ", " + C->Path + ")"};
-  MinBlocks = C->breakEvenBlocks();
+  MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
-                      " saved per block - " + us(C->FirstContextNs) + " first context - " + us(C->ProbeNs) +
+                      " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) + " first context - " + us(C->ProbeNs) +
                       " probes (" + C->Path + ")";
   if (Blocks < MinBlocks)
     return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +

@@ -8,7 +8,7 @@
 // Fewer reads than break-even in the profile: left as it is.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.short.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=SHORT
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.short.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=UNCHANGED
-// SHORT: gain.c:39:9: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:39 -> read at gain.c:38 is left as it is: no gain: estimated -2.1 us per run: 41 reads at gain.c:38 in the profile x 2.5 us saved per block - 100.0 us first context - 4.6 us probes ({{.*}}calibration.json); it pays from 42 blocks [-Rpass-missed=syscluster]
+// SHORT: gain.c:39:9: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:39 -> read at gain.c:38 is left as it is: no gain: estimated -2.1 us per run: 41 reads at gain.c:38 in the profile x 2.5 us saved per block of 4096 B - 100.0 us first context - 4.6 us probes ({{.*}}calibration.json); it pays from 42 blocks [-Rpass-missed=syscluster]
 // UNCHANGED-NOT: __syscluster_write_read_loop
 // At break-even: replaced, and the rebuilt program runs the loop as written when fewer than 42 blocks are left.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.long.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG

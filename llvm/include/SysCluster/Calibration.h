@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include <cstdint>
 #include <string>
 
 namespace syscluster {
@@ -24,10 +25,15 @@ struct Calibration {
   double ProbeNs = 0;        // the gate's fstat+lseek, the library's statx x2, fstatfs, lseek, pread
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, longest batch
   double FusedNs = 0;        // the same block in the looped multi-call
-  double savingPerBlock() const { return DirectNs - FusedNs; }
-  /// Blocks a copy needs for the multi-call to pay for its first context
-  /// and probes; 0 when no number of blocks does.
-  unsigned long breakEvenBlocks() const;
+  double CrossingNs = 0;      // costs_ns.crossing
+  /// What the fused loop saves per block of Bytes: the measured saving for
+  /// mc-calibrate's 4096-byte blocks; for a smaller block, its two
+  /// crossings and the share of the rest (moving the bytes twice through
+  /// the program) its size has — never more than measured.
+  double savingPerBlock(uint64_t Bytes) const;
+  /// Blocks of Bytes a copy needs for the multi-call to pay for its first
+  /// context and probes; 0 when no number of blocks does.
+  unsigned long breakEvenBlocks(uint64_t Bytes) const;
 };
 
 /// The file libmulticall reads: $MULTICALL_CALIBRATION, else
