@@ -52,6 +52,7 @@ build plain "$CLANG"
 plain_s=$(python3 -c "import time,sys; print(f'{time.time()-float(sys.argv[1]):.1f}')" "$start")
 "$BIN" record -q -o prof.json -- plain/$PKG -c -n input > /dev/null
 "$BIN" advise -q prof.json --plan-out plan.json > advice.txt
+say "plan: $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' plan.json) clusters from the recorded run (advise: $(grep -A2 '^Recommendations' advice.txt | tail -1 | sed 's/^ *//'))"
 start=$(date +%s.%N)
 build sc "$BIN cc --plan $W/plan.json --remarks $W/remarks"
 sc_s=$(python3 -c "import time,sys; print(f'{time.time()-float(sys.argv[1]):.1f}')" "$start")
