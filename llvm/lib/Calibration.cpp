@@ -1,8 +1,8 @@
 //===- Calibration.cpp - reading libmulticall's calibration ---------------===//
 #include "SysCluster/Calibration.h"
+#include "SysCluster/Plan.h"
 
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include <cmath>
 #include <cstdlib>
 
@@ -44,15 +44,12 @@ unsigned long Calibration::breakEvenBlocks(uint64_t Bytes) const {
 }
 
 Expected<Calibration> loadCalibration(StringRef Path) {
-  auto Buf = MemoryBuffer::getFile(Path);
-  if (!Buf)
-    return bad(Path, "cannot read: " + Buf.getError().message());
-  auto Parsed = json::parse((*Buf)->getBuffer());
+  auto Parsed = readJsonObject("calibration", Path);
   if (!Parsed)
-    return bad(Path, "not JSON: " + toString(Parsed.takeError()));
+    return Parsed.takeError();
   const json::Object *Top = Parsed->getAsObject();
-  const json::Object *Costs = Top ? Top->getObject("costs_ns") : nullptr;
-  const json::Array *Meas = Top ? Top->getArray("measurements") : nullptr;
+  const json::Object *Costs = Top->getObject("costs_ns");
+  const json::Array *Meas = Top->getArray("measurements");
   if (!Costs || !Meas)
     return bad(Path, "no costs_ns or measurements (not written by mc-calibrate)");
   Calibration C;
