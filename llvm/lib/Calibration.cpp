@@ -3,7 +3,9 @@
 #include "SysCluster/Plan.h"
 
 #include "llvm/Support/JSON.h"
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdlib>
 
 using namespace llvm;
@@ -74,11 +76,20 @@ Expected<Calibration> loadCalibration(StringRef Path) {
     const json::Array *D = M->getArray("direct_ns"), *F = M->getArray("fusion_ns");
     if (!D || !F || D->empty() || D->size() != F->size())
       return bad(Path, "copy-loop.file has no direct_ns/fusion_ns pair");
-    // The longest batch: what each further block of a long copy saves.
-    auto Dn = D->back().getAsNumber(), Fn = F->back().getAsNumber();
-    if (!Dn || !Fn)
+    // A direct block costs the same at any length: the median over all
+    // (as mc-calibrate decides; one figure disturbed by load does not
+    // count); the fused one at the longest batch, what each further block
+    // of a long copy costs.
+    std::vector<double> Direct;
+    for (const json::Value &X : *D)
+      if (auto N = X.getAsNumber())
+        Direct.push_back(*N);
+    auto Fn = F->back().getAsNumber();
+    if (Direct.empty() || !Fn)
       return bad(Path, "copy-loop.file was not measured (null)");
-    C.DirectNs = *Dn;
+    std::sort(Direct.begin(), Direct.end());
+    size_t H = Direct.size() / 2;
+    C.DirectNs = Direct.size() % 2 ? Direct[H] : (Direct[H - 1] + Direct[H]) / 2;
     C.FusedNs = *Fn;
     return C;
   }
