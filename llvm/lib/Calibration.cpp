@@ -5,6 +5,7 @@
 #include "llvm/Support/JSON.h"
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 #include <cstdlib>
 
@@ -77,19 +78,24 @@ Expected<Calibration> loadCalibration(StringRef Path) {
     if (!D || !F || D->empty() || D->size() != F->size())
       return bad(Path, "copy-loop.file has no direct_ns/fusion_ns pair");
     // A direct block costs the same at any length: the median over all
-    // (as mc-calibrate decides; one figure disturbed by load does not
-    // count); the fused one at the longest batch, what each further block
-    // of a long copy costs.
-    std::vector<double> Direct;
-    for (const json::Value &X : *D)
-      if (auto N = X.getAsNumber())
-        Direct.push_back(*N);
-    auto Fn = F->back().getAsNumber();
-    if (Direct.empty() || !Fn)
+    // (as mc-calibrate decides); a fused one, what a further block of a
+    // long copy costs: the median of the three longest batches.  One
+    // figure disturbed by load does not decide either way.
+    auto Median = [](const json::Array &A, size_t From) -> std::optional<double> {
+      std::vector<double> V;
+      for (size_t I = From; I < A.size(); ++I)
+        if (auto N = A[I].getAsNumber())
+          V.push_back(*N);
+      if (V.empty())
+        return std::nullopt;
+      std::sort(V.begin(), V.end());
+      size_t H = V.size() / 2;
+      return V.size() % 2 ? V[H] : (V[H - 1] + V[H]) / 2;
+    };
+    auto Dn = Median(*D, 0), Fn = Median(*F, F->size() > 3 ? F->size() - 3 : 0);
+    if (!Dn || !Fn)
       return bad(Path, "copy-loop.file was not measured (null)");
-    std::sort(Direct.begin(), Direct.end());
-    size_t H = Direct.size() / 2;
-    C.DirectNs = Direct.size() % 2 ? Direct[H] : (Direct[H - 1] + Direct[H]) / 2;
+    C.DirectNs = *Dn;
     C.FusedNs = *Fn;
     return C;
   }

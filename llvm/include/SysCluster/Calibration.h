@@ -24,7 +24,7 @@ struct Calibration {
   double FirstContextNs = 0; // costs_ns.first_context
   double ProbeNs = 0;        // the gate's fstat+lseek, the library's statx x2, fstatfs, lseek, pread
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
-  double FusedNs = 0;        // the same block in the looped multi-call
+  double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
   double CrossingNs = 0;      // costs_ns.crossing
   /// What the fused loop saves per block of Bytes: the measured saving for
   /// mc-calibrate's 4096-byte blocks; for a smaller block, its two
