@@ -738,8 +738,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
                                   us(C->FusedNs) + " against " + us(C->DirectNs) + ", " + C->Path + ")"};
   MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
-                      " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) + " first context - " + us(C->ProbeNs) +
-                      " probes (" + C->Path + ")";
+                      " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) +
+                      " first context - " + us(C->ProbeNs) + " probes (" + C->Path + ")";
   if (Blocks < MinBlocks)
     return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +
                                   "; it pays from " + Twine(MinBlocks).str() + " blocks"};

@@ -73,7 +73,8 @@ long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf,
 
 	if (loop_busy)
 		return plain_loop(out, wbuf, in, rbuf, bs, n);
-	if (!loop_ctx && !long_copy_ahead(in, bs, min_blocks))
+	/* min_blocks 0 (--assume-gain): the multi-call whatever the input. */
+	if (!loop_ctx && min_blocks && !long_copy_ahead(in, bs, min_blocks))
 		return plain_loop(out, wbuf, in, rbuf, bs, n);
 	if (!loop_ctx && !(loop_ctx = mc_ctx_new(MC_BACKEND_AUTO)))
 		return plain_loop(out, wbuf, in, rbuf, bs, n);
