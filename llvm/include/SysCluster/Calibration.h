@@ -29,7 +29,7 @@ struct Calibration {
   /// What the fused loop saves per block of Bytes: the measured saving for
   /// mc-calibrate's 4096-byte blocks; for a smaller block, its two
   /// crossings and the share of the rest (moving the bytes twice through
-  /// the program) its size has — never more than measured.
+  /// the program) its size has; for a larger one, its two crossings.
   double savingPerBlock(uint64_t Bytes) const;
   /// Blocks of Bytes a copy needs for the multi-call to pay for its first
   /// context and probes; 0 when no number of blocks does.
