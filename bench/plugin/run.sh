@@ -53,8 +53,11 @@ for b in $BLOCKS; do
   "$BIN" record -q -o "b$b/prof.json" -- "b$b/orig" rec_in "b$b/rec_out" >/dev/null
   "$BIN" advise -q "b$b/prof.json" --plan-out "b$b/plan.json" >/dev/null
   "$BIN" cc --plan "b$b/plan.json" -O2 -g "$W/b$b/copy.c" -o "b$b/plugin" -Rpass=syscluster 2> "b$b/remarks"
-  grep -q "became one looped multi-call" "b$b/remarks" || { echo "bench: block $b: the plugin did not cluster the loop" >&2; cat "b$b/remarks" >&2; exit 1; }
-  grep -o "estimated saving.*" "b$b/remarks" | sed "s/^/bench: block $b: /" >&2
+  # Clustered, or left alone because the recorded run does not pay for a
+  # first context (then the plugin-built program is the original).
+  grep -q "became one looped multi-call\|is left as it is: no gain" "b$b/remarks" ||
+    { echo "bench: block $b: the plugin neither clustered the loop nor said why not" >&2; cat "b$b/remarks" >&2; exit 1; }
+  grep -o "estimated.*" "b$b/remarks" | sort -u | sed "s/^/bench: block $b: /" >&2
   for s in $SIZES; do
     for v in orig plugin cfr; do
       prog="b$b/$v"; [ $v = cfr ] && prog=$CFR
