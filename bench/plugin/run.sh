@@ -52,7 +52,7 @@ for b in $BLOCKS; do
   "$CLANG" -O2 -g "$W/b$b/copy.c" -o "b$b/orig"
   "$BIN" record -q -o "b$b/prof.json" -- "b$b/orig" rec_in "b$b/rec_out" >/dev/null
   "$BIN" advise -q "b$b/prof.json" --plan-out "b$b/plan.json" >/dev/null
-  "$BIN" cc --plan "b$b/plan.json" -O2 -g "$W/b$b/copy.c" -o "b$b/plugin" -Rpass=syscluster 2> "b$b/remarks"
+  "$BIN" cc --plan "b$b/plan.json" -O2 -g "$W/b$b/copy.c" -o "b$b/plugin" -Rpass=syscluster -Rpass-missed=syscluster 2> "b$b/remarks"
   # Clustered, or left alone because the recorded run does not pay for a
   # first context (then the plugin-built program is the original).
   grep -q "became one looped multi-call\|is left as it is: no gain" "b$b/remarks" ||
