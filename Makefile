@@ -3,14 +3,19 @@
 #               program, advises, applies the top recommendation and
 #               compares the two with syscluster stat
 #   make test   runs every test
+#   make install PREFIX=… [DESTDIR=…], make uninstall (mk/install.mk)
 SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-BIN := target/release/syscluster
+# The cargo profile: release for what is shipped (build, demo, install);
+# `make test` builds and tests everything once with `checked` (release with
+# overflow checks, Cargo.toml), never the release build beside it.
+PROFILE ?= release
+BIN = target/$(PROFILE)/syscluster
 DEMO := build/demo
 
-.PHONY: all deps build corpus demo test browser test-rust test-c test-llvm test-kmod check-generated bench clean
+.PHONY: all deps build corpus demo test browser lint test-rust test-c test-asan test-llvm test-install test-kmod check-generated bench clean
 
 all: build
 
@@ -20,7 +25,7 @@ deps:
 build: deps corpus
 	$(MAKE) -s -C libmulticall
 	$(MAKE) -s -C llvm
-	$(CARGO) build --release --locked
+	$(CARGO) build --profile $(PROFILE) --locked
 
 corpus:
 	@$(MAKE) -s -C tests/corpus
@@ -28,7 +33,12 @@ corpus:
 demo: build
 	@BIN=$(BIN) DEMO=$(DEMO) scripts/demo.sh
 
-test: build check-generated browser test-rust test-c test-llvm test-kmod
+test: PROFILE = checked
+test: build check-generated browser lint test-rust test-c test-asan test-llvm test-install test-kmod
+
+# clippy with the pinned toolchain (rust-toolchain.toml): a warning fails.
+lint:
+	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
 # Under CI (CI=true) a failed install fails: the page test must run there.
@@ -45,11 +55,23 @@ check-generated:
 		{ echo "make: data/errno_linux.tsv is stale: run python3 scripts/gen-errno-table.py > data/errno_linux.tsv" >&2; exit 1; }
 
 test-rust:
-	$(CARGO) test --release --locked --workspace --no-fail-fast
+	$(CARGO) test --profile $(PROFILE) --locked --workspace --no-fail-fast
 
 test-c:
 	$(MAKE) -C libmulticall test
 	$(MAKE) -C runtime test
+
+# libmulticall and the preload library built with ASan and UBSan, their
+# tests run (libmulticall/sanitize.mk, runtime/sanitize.mk).
+test-asan:
+	$(MAKE) -s -C libmulticall test-asan
+	$(MAKE) -s -C runtime test-asan
+
+# `make install` into a scratch prefix; the installed copy, away from the
+# source tree, runs `syscluster run` and `syscluster cc`, renders its manual
+# pages and builds a program against libmulticall through pkg-config.
+test-install:
+	PROFILE=$(PROFILE) tests/install/run.sh
 
 # The compiler plugin: lit + FileCheck (llvm/test), then the copy programs
 # built with `syscluster cc` against the plain build, under faults
@@ -75,3 +97,5 @@ clean:
 	$(MAKE) -C llvm clean
 	$(MAKE) -C kmod clean
 	rm -rf build
+
+include mk/install.mk

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole loop on the bundled copy program of seed 000:
 #   record -> report -> advise -> apply the top recommendation (syscluster cc)
-#   -> stat before and after
+#   -> stat before and after -> verify (same bytes, also under a fault)
 # Run by `make demo` after the build; BIN and DEMO come from the Makefile.
 set -euo pipefail
 BIN=${BIN:-target/release/syscluster}
@@ -48,3 +48,15 @@ step "syscluster stat, before"
 step "syscluster stat, after"
 "$BIN" stat -r 5 -- "${after[@]}"
 cmp "$DEMO/input" "$DEMO/output2"
+
+# verify runs each variant in a scratch copy of a directory: an empty one
+# here, the programs and the input named by absolute paths, "out" in the copy.
+mkdir -p "$DEMO/empty"
+orig=("$(realpath "$CORPUS/copy")" "$(realpath "$DEMO/input")" out)
+cand=("$(realpath "${after[0]}")" "$(realpath "$DEMO/input")" out "${after[@]:3}")
+step "syscluster verify: the original against the rewrite, 3 runs each, interleaved"
+"$BIN" verify -r 3 --dir "$DEMO/empty" -- "${orig[@]}" ::: "${cand[@]}"
+if [ "${after[0]}" = "$DEMO/copy_sc" ]; then
+  step "syscluster verify under a fault: the 100th write the source issues fails with ENOSPC in both"
+  "$BIN" verify --inject write:ENOSPC@100 --dir "$DEMO/empty" -- "${orig[@]}" ::: "${cand[@]}"
+fi

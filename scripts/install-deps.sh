@@ -16,7 +16,10 @@ BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev 
 # Tests: real programs to trace and compare with; libc's debug info (the
 # symbolizer's separate-debug-file test).
 # llvm-19-tools: FileCheck and lit (/usr/lib/llvm-19/build/utils/lit) for llvm/test.
-TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools)
+# man-db and groff-base: the install test renders the installed manual pages.
+# The real-program suite (tests/integration/real_programs.rs): memcached
+# loaded by memcaslap (libmemcached-tools), git, and python3 and make above.
+TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools man-db groff-base git memcached libmemcached-tools)
 # The kernel module's guest test: QEMU (TCG), busybox-static for the
 # initramfs, cpio and xz to pack and unpack it.  Debian's kernel packages
 # are fetched into build/ by kmod/guest/kernel.sh, not installed.
@@ -64,7 +67,21 @@ if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
     echo "install-deps: cargo is in ~/.cargo/bin but not on PATH; add it: export PATH=\$HOME/.cargo/bin:\$PATH" >&2
   else
-    echo "install-deps: no Rust toolchain; install one with rustup (https://rustup.rs), Rust 1.80 or newer" >&2
+    echo "install-deps: no Rust toolchain; install rustup (https://rustup.rs): it installs the pinned version" >&2
   fi
+  exit 1
+fi
+
+# The pinned toolchain (rust-toolchain.toml: the version, clippy, rustfmt):
+# rustup installs it once; cargo run in this tree then uses it.
+TOOLCHAIN=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' "$(dirname "$0")/../rust-toolchain.toml")
+if command -v rustup >/dev/null 2>&1; then
+  if ! rustup run "$TOOLCHAIN" cargo clippy --version >/dev/null 2>&1 ||
+     ! rustup run "$TOOLCHAIN" rustfmt --version >/dev/null 2>&1; then
+    echo "install-deps: installing Rust $TOOLCHAIN (rust-toolchain.toml) with clippy and rustfmt" >&2
+    rustup toolchain install "$TOOLCHAIN" --profile minimal --component clippy,rustfmt
+  fi
+elif ! rustc --version | grep -q "^rustc $TOOLCHAIN "; then
+  echo "install-deps: $(rustc --version) is not the pinned Rust $TOOLCHAIN (rust-toolchain.toml) and rustup is missing: install rustup (https://rustup.rs)" >&2
   exit 1
 fi

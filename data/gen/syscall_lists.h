@@ -404,6 +404,12 @@ static inline int scl_keeps_fds(long nr)
 #ifdef __NR_ftruncate
 	case __NR_ftruncate:
 #endif
+#ifdef __NR_fchmod
+	case __NR_fchmod:
+#endif
+#ifdef __NR_fchown
+	case __NR_fchown:
+#endif
 #ifdef __NR_gettimeofday
 	case __NR_gettimeofday:
 #endif
@@ -427,6 +433,9 @@ static inline int scl_keeps_fds(long nr)
 #endif
 #ifdef __NR_getppid
 	case __NR_getppid:
+#endif
+#ifdef __NR_uselib
+	case __NR_uselib:
 #endif
 #ifdef __NR_gettid
 	case __NR_gettid:
@@ -460,6 +469,9 @@ static inline int scl_keeps_fds(long nr)
 #endif
 #ifdef __NR_newfstatat
 	case __NR_newfstatat:
+#endif
+#ifdef __NR_faccessat
+	case __NR_faccessat:
 #endif
 #ifdef __NR_pselect6
 	case __NR_pselect6:
@@ -499,6 +511,9 @@ static inline int scl_keeps_fds(long nr)
 #endif
 #ifdef __NR_getcpu
 	case __NR_getcpu:
+#endif
+#ifdef __NR_renameat2
+	case __NR_renameat2:
 #endif
 #ifdef __NR_getrandom
 	case __NR_getrandom:
@@ -805,8 +820,20 @@ static inline int scl_no_output(long nr)
 #ifdef __NR_ftruncate
 	case __NR_ftruncate:
 #endif
+#ifdef __NR_fchmod
+	case __NR_fchmod:
+#endif
+#ifdef __NR_fchown
+	case __NR_fchown:
+#endif
+#ifdef __NR_uselib
+	case __NR_uselib:
+#endif
 #ifdef __NR_fadvise64
 	case __NR_fadvise64:
+#endif
+#ifdef __NR_faccessat
+	case __NR_faccessat:
 #endif
 #ifdef __NR_sync_file_range
 	case __NR_sync_file_range:
@@ -816,6 +843,9 @@ static inline int scl_no_output(long nr)
 #endif
 #ifdef __NR_pwritev
 	case __NR_pwritev:
+#endif
+#ifdef __NR_renameat2
+	case __NR_renameat2:
 #endif
 #ifdef __NR_pwritev2
 	case __NR_pwritev2:

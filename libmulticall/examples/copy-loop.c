@@ -89,6 +89,7 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
+	free(buff);
 	mc_ctx_free(ctx);
 	return 0;
 }

@@ -91,6 +91,7 @@ int main(int argc, char *argv[])
 		}
 		n = args[1].result;
 	}
+	free(buff);
 	mc_ctx_free(ctx);
 	return 0;
 }

@@ -174,6 +174,13 @@ int mc_ctx_info(const struct mc_ctx *ctx, struct mc_info *info);
 /* Environment variable naming the calibration file ("" or "none": built-in). */
 #define MC_CALIBRATION_ENV "MULTICALL_CALIBRATION"
 
+/* Environment variable that, set to "direct", makes contexts asked for
+ * MC_BACKEND_AUTO use MC_BACKEND_DIRECT: every call of a multi-call is then
+ * issued as its own system call, in order.  `syscluster verify --inject`
+ * sets it so that a fault injected into the K-th call of a kind reaches the
+ * same call of the source in a program built with multi-calls. */
+#define MC_BACKEND_ENV "MULTICALL_BACKEND"
+
 /*
  * Specialized multi-calls: the clusters of the seeds.  Each returns like
  * mc_run_loop on its body (index of the failing checked call, or the body

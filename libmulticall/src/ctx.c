@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -86,6 +87,12 @@ int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 	if (backend >= MC_BACKEND_COUNT) {
 		ret = -EINVAL;
 		goto out;
+	}
+	if (backend == MC_BACKEND_AUTO) {
+		const char *forced = secure_getenv(MC_BACKEND_ENV);
+
+		if (forced && strcmp(forced, "direct") == 0)
+			backend = MC_BACKEND_DIRECT;
 	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {

@@ -187,6 +187,33 @@ static _Atomic int n_held; /* slots holding bytes a failed flush could not write
 static int held_err[SC_NSLOTS];
 #define HELD(s) held_err[(s) - G.slots]
 
+/* Futile buffers.  A buffer the program itself must write out after one
+ * write (the next call observes the file: lseek, fstat, read, a message)
+ * costs a flush on top of the write it saved.  After such a buffer the
+ * file's next short writes go straight to the kernel -- 8 of them, twice
+ * as many after each further futile buffer, up to 1024 -- and a buffer
+ * that gathers two writes or more ends the backoff.  Per slot, outside
+ * struct sc_slot (see held_err); reset when the slot is bound. */
+static struct {
+    uint32_t writes;  /* writes in the current buffer */
+    uint16_t backoff; /* direct writes after the next futile buffer (0: none yet) */
+    uint16_t skip;    /* direct writes still to make */
+} futile[SC_NSLOTS];
+#define FUTILE(s) futile[(s) - G.slots]
+
+/* A buffer is being written out by the program (slot lock held). */
+static void note_flush(struct sc_slot *s)
+{
+    if (FUTILE(s).writes > 1) {
+        FUTILE(s).backoff = 0;
+        return;
+    }
+    uint16_t b = FUTILE(s).backoff;
+    b = b ? (b < 512 ? (uint16_t)(2 * b) : 1024) : 8;
+    FUTILE(s).backoff = b;
+    FUTILE(s).skip = b;
+}
+
 /* Free space on the filesystem of the last buffer started (near_full). */
 static _Atomic uint64_t room_dev;
 static _Atomic int64_t room;
@@ -220,10 +247,102 @@ static void unhold(struct sc_slot *s)
     atomic_fetch_sub(&G.attn, 1);
 }
 
+/* Who writes a flush out.  After a SIGKILL the guardian must know how
+ * much of the write call the kill cut short had landed.  The description's
+ * offset says it exactly only when this process alone moves it and the
+ * kernel writes where it says: a description this process opened itself,
+ * not O_APPEND, while no other process can hold it.  Anywhere else --
+ * inherited descriptions (`{ P & Q; } > log`), after a fork, O_APPEND with
+ * other appenders -- the guardian writes the bytes while this thread
+ * waits: its own writes are never cut short by the program's death, so it
+ * always knows what is out. */
+static int alone_moves_offset(struct sc_slot *s)
+{
+    if (s->append)
+        return 0;
+    struct sc_fdent *e = sc_fdent(s->fd);
+    return e && e->born && e->born - 1 == atomic_load_explicit(&G.forks, memory_order_relaxed);
+}
+
+/* fd was opened by this process (open, openat, creat): its description is
+ * this process's alone until it forks, spawns or sends descriptors.
+ * forks_before: G.forks read before the open. */
+void sc_opened_here(int fd, uint32_t forks_before)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (e)
+        e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
+}
+
+/* The guardian's heartbeat when it last failed to answer (-1: it answers). */
+static _Atomic long stalled_beat = -1;
+
+/* Has the guardian write s's bytes from *done on (guardian.c, serve)
+ * while this thread waits; the slot lock is held.  Returns 0 when all are
+ * out, the errno of the write that failed (*done: what is out), or -1 when
+ * the guardian cannot (not running, gone, or stopped): the caller writes
+ * from *done. */
+static int delegate(struct sc_slot *s, size_t *done)
+{
+    struct sc_shared *sh = G.sh;
+    if (atomic_load(&G.g_state) != 1 || !sh || atomic_load(&sh->ready) != 1)
+        return -1;
+    long stalled = atomic_load(&stalled_beat);
+    if (stalled >= 0) {
+        if (atomic_load(&sh->beat) == stalled)
+            return -1; /* still not running: do not wait for it again */
+        atomic_store(&stalled_beat, -1);
+    }
+    unsigned i = (unsigned)(s - G.slots);
+    _Atomic int *ask = &sh->ask[i];
+    atomic_store(&s->flush_done, *done);
+    atomic_store(&s->flushing, 2); /* for the guardian: flush_done is exact */
+    atomic_store(ask, 1);
+    atomic_fetch_add(&sh->wake, 1);
+    sc_futex_wake_shared(&sh->wake, 1);
+    int v, waits = 0;
+    while ((v = atomic_load(ask)) != 3) {
+        struct sc_timespec ts = {0, 50 * 1000 * 1000};
+        if (sc_futex_wait_shared(ask, v, &ts) != -ETIMEDOUT)
+            continue;
+        int asked = 1;
+        if (++waits >= 20 && atomic_compare_exchange_strong(ask, &asked, 0)) {
+            /* Alive but not answering for a second (stopped by someone):
+             * not taken, so ours again; this thread writes it, and the
+             * next ones, until the guardian runs again. */
+            atomic_store(&stalled_beat, atomic_load(&sh->beat));
+            atomic_store(&s->flushing, 0);
+            return -1;
+        }
+        if (!sc_guardian_dead())
+            continue;
+        /* Gone (killed on its own).  Asked and not taken: ours again.
+         * Taken: flush_done is what its finished calls wrote; the call
+         * it died in, if any, is lost to both of us (the bound of
+         * docs/RUNTIME.md for a guardian killed with the program). */
+        *done = atomic_load(&s->flush_done);
+        atomic_store(ask, 0);
+        atomic_store(&s->flushing, 0);
+        return -1;
+    }
+    size_t d = atomic_load(&s->flush_done);
+    *done = d <= s->len ? d : s->len;
+    int err = atomic_load(&sh->ask_err[i]);
+    atomic_store(ask, 0);
+    return err > 0 ? err : 0;
+}
+
 /* Writes s's bytes from `done` on through its fd: 0 when all are out, else
  * the errno, and they are held from where the write stopped. */
 static int write_rest(struct sc_slot *s, size_t done)
 {
+    int d = alone_moves_offset(s) ? -1 : delegate(s, &done);
+    if (d > 0) {
+        keep(s, done, d);
+        return HELD(s);
+    }
+    if (d == 0)
+        return 0;
     while (done < s->len) {
         int64_t pos = flush_note(s, done);
         if (pos < 0) {
@@ -334,10 +453,14 @@ void sc_flush_locked(struct sc_slot *s)
             clear_pending(s); /* the guardian wrote it out */
         return;
     }
+    note_flush(s);
     int err = 0;
     size_t done = 0;
-    int64_t pos = flush_note(s, 0);
-    if (pos < 0) {
+    int64_t pos = 0;
+    int d = alone_moves_offset(s) ? -1 : delegate(s, &done);
+    if (d >= 0)
+        err = d;
+    else if ((pos = flush_note(s, done)) < 0) {
         err = (int)-pos;
     } else {
         while (done < s->len) {
@@ -455,6 +578,7 @@ void sc_forget(int fd)
     e->gen = 0;
     e->seekable = 0;
     e->shares = 0;
+    e->born = 0;
 }
 
 void sc_forget_range(unsigned lo, unsigned hi)
@@ -834,6 +958,7 @@ static struct sc_slot *bind_slot(int fd, struct sc_fdent *e)
     s->ino = st.st_ino;
     s->append = (fl & O_APPEND) != 0;
     s->gen++;
+    FUTILE(s).backoff = FUTILE(s).skip = 0;
     return bound(e, s, &st, 0);
 }
 
@@ -916,6 +1041,32 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     if (uiovcnt > 16) {
         sc_flush_locked(s);
         return SC_DIRECT;
+    }
+    if (!alone_moves_offset(s)) {
+        /* Only the guardian may write these (see alone_moves_offset):
+         * no fusion with this write, which follows them. */
+        size_t done = 0;
+        int d = delegate(s, &done);
+        if (d == 0) {
+            s->len = 0;
+            atomic_store(&s->flushing, 0);
+            clear_pending(s);
+            return SC_DIRECT;
+        }
+        if (d > 0) {
+            keep(s, done, d); /* this write is the next call, and fails with it */
+            return -d;
+        }
+        if (done) { /* the guardian died inside it: the rest by this thread */
+            int err = write_rest(s, done);
+            if (err)
+                return -err;
+            s->len = 0;
+            atomic_store(&s->flushing, 0);
+            clear_pending(s);
+            return SC_DIRECT;
+        }
+        /* No guardian: as below, by this thread. */
     }
     int64_t pos = flush_note(s, 0);
     if (pos < 0) {
@@ -1051,6 +1202,11 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
         }
         if (s->vpos_set)
             sc_flush_locked(s); /* deferred bytes land at the offset the reads left */
+        if (s->len == 0 && sc_unlikely(FUTILE(s).skip)) {
+            FUTILE(s).skip--; /* see futile */
+            sc_slot_unlock(s);
+            return direct(fd, iov, iovcnt);
+        }
         if (s->len == 0) {
             /* A new buffer: the guardian must be there before we acknowledge
              * anything, and fd must still be the file we bound. */
@@ -1099,6 +1255,7 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
             at += iov[i].iov_len;
         }
         int first = s->len == 0;
+        FUTILE(s).writes = first ? 1 : FUTILE(s).writes + 1;
         if (first) {
             atomic_fetch_add(&s->cycle, 1);
             atomic_store_explicit(&s->first_ns, sc_now_ns(), memory_order_relaxed); /* the time bound runs from here */
@@ -1107,7 +1264,8 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
         s->n_writes++;
         s->n_bytes += total;
         sc_slot_unlock(s);
-        atomic_fetch_add_explicit(&G.c_deferred, 1, memory_order_relaxed);
+        /* (-v counts deferred writes in n_writes: no locked add here, the
+         * fast path's most expensive instruction after the slot lock.) */
         if (first) {
             atomic_fetch_or(&G.pending, 1ULL << (s - G.slots));
             wake_guardian();
@@ -1276,6 +1434,7 @@ static void atfork_prepare(void)
 {
     if (sc_mode() == SC_OFF)
         return;
+    sc_may_share();
     sc_enter();
     sc_spin_lock(&G.bind_lock);
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
@@ -1388,17 +1547,28 @@ __attribute__((constructor(101))) static void sc_init(void)
     sc_signals_init();
     if (planned)
         sc_plan_start();
+    /* Coalescing: the guardian now, while the address space is small.
+     * Started at the first deferral instead, its clone copies the page
+     * tables of all the program's memory and leaves every page of it
+     * write-protected: 100 ms and more for a program with 500 MB touched,
+     * and a fault on every page it writes afterwards (docs/BENCHMARKS.md,
+     * "Runtime time bound and guardian start").  A fork child, which
+     * shares no guardian, still starts its own at its first deferral. */
+    if (G.threshold)
+        sc_guardian_start();
 }
 
 __attribute__((destructor(101))) static void sc_fini(void)
 {
     sc_process_end();
     if (G.verbose && G.fdtab) {
-        uint64_t lost = 0;
-        for (unsigned i = 0; i < SC_NSLOTS; i++)
+        uint64_t lost = 0, deferred = 0;
+        for (unsigned i = 0; i < SC_NSLOTS; i++) {
             lost += G.slots[i].n_lost;
+            deferred += G.slots[i].n_writes;
+        }
         sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu",
-                  (unsigned long long)G.c_deferred, (unsigned long long)G.c_direct,
+                  (unsigned long long)deferred, (unsigned long long)G.c_direct,
                   (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost);
         sc_plan_report();
     }

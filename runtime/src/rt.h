@@ -81,6 +81,11 @@ struct sc_shared {
     _Atomic int quit;  /* asked to exit */
     _Atomic int ready; /* 1: sandboxed and running; 2: could not sandbox itself */
     _Atomic long beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
+    /* Flushes the program asks the guardian to make (core.c, delegate;
+     * guardian.c, serve): per slot 0 none, 1 asked, 2 being written, 3 done
+     * with ask_err the errno (0: all out). */
+    _Atomic int ask[SC_NSLOTS];
+    _Atomic int ask_err[SC_NSLOTS];
     struct sc_slot slots[SC_NSLOTS];
 };
 
@@ -93,6 +98,7 @@ struct sc_fdent {
     uint8_t shares;    /* bound to the slot of another fd of the same open file description */
     int err;           /* a deferred write's error, to report (errno) */
     uint32_t gen;      /* slot gen when bound */
+    uint32_t born;     /* opened by this process when G.forks was born - 1 (0: inherited, dup'ed or unknown) */
     uint64_t dev, ino;
 };
 
@@ -104,6 +110,9 @@ struct sc_global {
     size_t cap;       /* buffer per slot */
     int flush_ms;     /* time bound */
     _Atomic uint64_t pending; /* bit i: slot i holds bytes (or a pending offset) */
+    /* Bumped whenever another process may come to share this one's open
+     * file descriptions (fork, spawn, descriptors sent): see sc_opened_here. */
+    _Atomic uint32_t forks;
     /* Low 32 bits: fd entries holding an unreported error; above: the
      * SC_PK_* kinds the plan has sites of (plan.c).  One word, so that a
      * wrapper learns both with one load. */
@@ -130,7 +139,7 @@ struct sc_global {
     char report[108];
     int report_len;
     /* Counters for -v. */
-    _Atomic uint64_t c_deferred, c_direct, c_flushes, c_fused;
+    _Atomic uint64_t c_direct, c_flushes, c_fused; /* (deferred writes: the slots' n_writes) */
 };
 
 extern struct sc_global sc_g SC_HIDDEN;
@@ -222,6 +231,10 @@ void sc_forget(int fd) SC_HIDDEN;
 void sc_forget_range(unsigned lo, unsigned hi) SC_HIDDEN;
 void sc_release_fd(int fd, int *err) SC_HIDDEN;
 void sc_after_open(int fd) SC_HIDDEN;
+void sc_opened_here(int fd, uint32_t forks_before) SC_HIDDEN;
+/* Another process may come to share the open file descriptions this one
+ * has (it forks, spawns, sends descriptors). */
+static inline void sc_may_share(void) { atomic_fetch_add(&sc_g.forks, 1); }
 void sc_unbind(int fd) SC_HIDDEN;
 void sc_flush_path_result(uint64_t dev, uint64_t ino, int *again) SC_HIDDEN;
 void sc_note_mapped(uint64_t dev, uint64_t ino) SC_HIDDEN;
@@ -264,6 +277,7 @@ int sc_guardian_start(void) SC_HIDDEN;
 void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
+int sc_guardian_dead(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;

@@ -358,12 +358,19 @@ SC_EXPORT ssize_t sendto(int fd, const void *b, size_t n, int f, const struct so
 SC_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int f)
 {
     sc_publish();
+    if (m && m->msg_controllen)
+        sc_may_share(); /* descriptors may go with it */
     return SC_REAL(sendmsg)(fd, m, f);
 }
 
 SC_EXPORT int sendmmsg(int fd, struct mmsghdr *m, unsigned int n, int f)
 {
     sc_publish();
+    for (unsigned int i = 0; m && i < n; i++)
+        if (m[i].msg_hdr.msg_controllen) {
+            sc_may_share(); /* descriptors may go with it */
+            break;
+        }
     return SC_REAL(sendmmsg)(fd, m, n, f);
 }
 

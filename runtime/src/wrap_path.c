@@ -32,15 +32,24 @@ int __lxstat64(int, const char *, struct stat64 *);
 int __fxstatat(int, int, const char *, struct stat *, int);
 int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
-static int opened(int fd)
+/* fd was just opened by this process; forks: G.forks before the open
+ * (see sc_opened_here). */
+static int opened_at(uint32_t forks, int fd)
 {
     if (fd >= 0 && sc_live()) {
         int err = errno;
         sc_after_open(fd);
+        sc_opened_here(fd, forks);
         errno = err;
     }
     return fd;
 }
+/* The open call runs after G.forks is read. */
+#define opened(call)                                                                                    \
+    ({                                                                                                  \
+        uint32_t forks_ = atomic_load(&G.forks);                                                        \
+        opened_at(forks_, (call));                                                                      \
+    })
 
 #define OPEN_MODE(flags)                                                                                \
     mode_t mode = 0;                                                                                    \
@@ -121,9 +130,10 @@ SC_EXPORT FILE *fopen(const char *path, const char *mode)
 {
     if (truncates(mode))
         sc_publish();
+    uint32_t forks = atomic_load(&G.forks);
     FILE *f = SC_REAL(fopen)(path, mode);
     if (f)
-        opened(fileno(f));
+        opened_at(forks, fileno(f));
     return f;
 }
 
@@ -131,9 +141,10 @@ SC_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
     if (truncates(mode))
         sc_publish();
+    uint32_t forks = atomic_load(&G.forks);
     FILE *f = SC_REAL(fopen64)(path, mode);
     if (f)
-        opened(fileno(f));
+        opened_at(forks, fileno(f));
     return f;
 }
 
@@ -152,18 +163,20 @@ static void closing_stream(FILE *f)
 SC_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
 {
     closing_stream(f);
+    uint32_t forks = atomic_load(&G.forks);
     FILE *r = SC_REAL(freopen)(path, mode, f);
     if (r)
-        opened(fileno(r));
+        opened_at(forks, fileno(r));
     return r;
 }
 
 SC_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
 {
     closing_stream(f);
+    uint32_t forks = atomic_load(&G.forks);
     FILE *r = SC_REAL(freopen64)(path, mode, f);
     if (r)
-        opened(fileno(r));
+        opened_at(forks, fileno(r));
     return r;
 }
 

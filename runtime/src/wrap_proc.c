@@ -113,6 +113,7 @@ SC_EXPORT pid_t _Fork(void)
     if (!sc_live())
         return SC_REAL(_Fork)();
     sc_publish();
+    sc_may_share();
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
@@ -130,6 +131,7 @@ SC_HIDDEN void *sc_vfork_prepare(void)
         real = sc_dlnext("vfork");
     if (sc_live()) {
         sc_publish();
+        sc_may_share();
         sc_tls.vfork = 1;
     }
     return real;
@@ -153,6 +155,7 @@ SC_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 {
     if (sc_live()) {
         sc_publish();
+        sc_may_share();
         sc_check_exec_target(path, 0);
     }
     sc_signals_exec(0);
@@ -166,6 +169,7 @@ SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 {
     if (sc_live()) {
         sc_publish();
+        sc_may_share();
         sc_check_exec_target(file, 1);
     }
     sc_signals_exec(0);
@@ -177,6 +181,7 @@ SC_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 SC_EXPORT int system(const char *cmd)
 {
     sc_publish();
+    sc_may_share();
     sc_signals_exec(0);
     int r = SC_REAL(system)(cmd), err = errno;
     sc_signals_exec(1);
@@ -187,6 +192,7 @@ SC_EXPORT int system(const char *cmd)
 SC_EXPORT FILE *popen(const char *cmd, const char *mode)
 {
     sc_publish();
+    sc_may_share();
     sc_signals_exec(0);
     FILE *f = SC_REAL(popen)(cmd, mode);
     int e = errno;

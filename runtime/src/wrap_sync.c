@@ -1,5 +1,6 @@
 /* Synchronization between processes: waking another process through a
- * process-shared semaphore, condition variable, mutex, barrier or futex is
+ * process-shared semaphore, condition variable, mutex, read-write lock,
+ * barrier or futex is
  * a message like a write to a pipe, so everything pending is written out
  * first (sc_publish), and the woken reader sees every byte written before.
  * Objects private to the process are left alone: its own threads see the
@@ -14,7 +15,8 @@
  *   pthread_mutex_t    __data.__kind & 128 (PTHREAD_MUTEX_PSHARED_BIT);
  *   pthread_cond_t     __data.__wrefs & 1 (__PTHREAD_COND_SHARED_MASK);
  *   pthread_barrier_t  the fourth int (struct pthread_barrier's `shared`):
- *                      0 private, 128 shared.
+ *                      0 private, 128 shared;
+ *   pthread_rwlock_t   __data.__shared: 0 private, 1 shared.
  * With nothing pending each wrapper costs one load. */
 #include "rt.h"
 
@@ -59,4 +61,13 @@ SC_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
     if (pending() && ((const int *)b)[3] != 0)
         sc_publish();
     return SC_REAL(pthread_barrier_wait)(b);
+}
+
+/* Unlocking a process-shared read-write lock lets a process waiting in
+ * rdlock or wrlock go on: a message like the others. */
+SC_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    if (pending() && l->__data.__shared != 0)
+        sc_publish();
+    return SC_REAL(pthread_rwlock_unlock)(l);
 }

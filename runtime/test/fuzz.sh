@@ -5,6 +5,8 @@
 #   fuzz.sh LIB FUZZBIN FIRST_SEED COUNT [OPS]
 # Prints one line per seed that differs (and the first difference), then a
 # summary; exits 1 if any seed differed, 2 on bad arguments.
+# $SC_PRELOAD_FIRST, when set, goes before LIB in LD_PRELOAD (the
+# sanitizers' run-time library for a sanitized LIB: test/asan.sh).
 set -u
 if [ $# -lt 4 ] || [ ! -f "$1" ] || [ ! -x "$2" ]; then
   echo "usage: fuzz.sh LIB FUZZBIN FIRST_SEED COUNT [OPS]" >&2
@@ -17,7 +19,7 @@ differ=0
 for ((seed = FIRST; seed < FIRST + COUNT; seed++)); do
   rm -rf "$W/a" "$W/b"; mkdir "$W/a" "$W/b"
   "$BIN" "$W/a" "$seed" "$OPS" > "$W/a.out" 2>&1; s1=$?
-  env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 "$BIN" "$W/b" "$seed" "$OPS" > "$W/b.out" 2>&1; s2=$?
+  env LD_PRELOAD="${SC_PRELOAD_FIRST:+$SC_PRELOAD_FIRST:}$LIB" SYSCLUSTER_COALESCE=4096 "$BIN" "$W/b" "$seed" "$OPS" > "$W/b.out" 2>&1; s2=$?
   what=
   [ "$s1" = "$s2" ] || what="exit status $s1 vs $s2"
   [ -n "$what" ] || cmp -s "$W/a.out" "$W/b.out" || what="output: $(diff "$W/a.out" "$W/b.out" | head -3 | tr '\n' ' ')"

@@ -1,6 +1,6 @@
 /* observer: a reader process synchronized with the writer through a
  * process-shared object sees every record it was told about.
- *   observer FILE KIND [ROUNDS]     KIND: sem cond broadcast mutex barrier futex
+ *   observer FILE KIND [ROUNDS]     KIND: sem cond broadcast mutex rwlock barrier futex
  * The writer writes one 8-byte record (deferred under the runtime), then
  * tells the reader through KIND (in MAP_SHARED memory); the reader, woken
  * by that call, checks the file holds every record told so far.  Prints
@@ -28,6 +28,7 @@ struct shared {
     pthread_mutex_t mutex;
     pthread_cond_t cond;
     pthread_barrier_t barrier;
+    pthread_rwlock_t rwlock;
     _Atomic int futex_word; /* stays 0: the reader learns only through the wake */
     _Atomic long told, want, ack, missing;
 };
@@ -47,7 +48,7 @@ static long on_disk(int fd)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: observer FILE sem|cond|broadcast|mutex|barrier|futex [ROUNDS]\n");
+        fprintf(stderr, "usage: observer FILE sem|cond|broadcast|mutex|rwlock|barrier|futex [ROUNDS]\n");
         return 2;
     }
     const char *kind = argv[2];
@@ -68,12 +69,18 @@ int main(int argc, char **argv)
     pthread_barrierattr_init(&ba);
     pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
     pthread_barrier_init(&sh->barrier, &ba, 2);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
+    pthread_rwlock_init(&sh->rwlock, &ra);
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return 2;
-    int mutex = !strcmp(kind, "mutex");
+    int mutex = !strcmp(kind, "mutex"), rwlock = !strcmp(kind, "rwlock");
     if (mutex)
         pthread_mutex_lock(&sh->mutex);
+    if (rwlock)
+        pthread_rwlock_wrlock(&sh->rwlock);
     pid_t child = fork();
     if (child == 0) {
         int rd = open(argv[1], O_RDONLY);
@@ -90,6 +97,10 @@ int main(int argc, char **argv)
                 spin_until(&sh->want, i);
                 pthread_mutex_lock(&sh->mutex); /* the writer holds it while it writes */
                 pthread_mutex_unlock(&sh->mutex);
+            } else if (rwlock) {
+                spin_until(&sh->want, i);
+                pthread_rwlock_rdlock(&sh->rwlock); /* the writer holds it for writing while it writes */
+                pthread_rwlock_unlock(&sh->rwlock);
             } else if (!strcmp(kind, "barrier")) {
                 pthread_barrier_wait(&sh->barrier);
             } else if (!strcmp(kind, "futex")) {
@@ -132,6 +143,12 @@ int main(int argc, char **argv)
                 return 2;
             atomic_store(&sh->told, i);
             pthread_mutex_unlock(&sh->mutex);
+        } else if (rwlock) {
+            atomic_store(&sh->want, i);
+            if (write(fd, rec, 8) != 8)
+                return 2;
+            atomic_store(&sh->told, i);
+            pthread_rwlock_unlock(&sh->rwlock);
         } else if (!strcmp(kind, "barrier")) {
             if (write(fd, rec, 8) != 8)
                 return 2;
@@ -147,6 +164,8 @@ int main(int argc, char **argv)
         spin_until(&sh->ack, i);
         if (mutex)
             pthread_mutex_lock(&sh->mutex);
+        if (rwlock)
+            pthread_rwlock_wrlock(&sh->rwlock);
     }
     int st;
     waitpid(child, &st, 0);

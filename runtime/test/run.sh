@@ -53,6 +53,27 @@ d=$(echo "$st" | sed -n 's/.*deferred=\([0-9]*\).*/\1/p'); fl=$(echo "$st" | sed
 if cmp -s "$W/il1" "$W/il3" && [ "${d:-0}" -ge 1900 ] && [ "$((fl))" -le 40 ]; then
   ok "> log 2>&1: 2000 lines on fds 1 and 2 in order, $d deferred, $((fl)) writes of buffers"
 else bad "> log 2>&1: $(cmp "$W/il1" "$W/il3" 2>&1) stats: $st"; fi
+# Two separate opens of the file: `prog >> log 2>> log` (two O_APPEND
+# descriptions) and `prog > log 2> log` (two offsets, overwriting each
+# other): the same bytes as plain, the short lines deferred.  (Not yet
+# coalesced across the two descriptions: each switch writes the other's
+# buffer out first -- docs/RUNTIME.md, "Known limits".)
+for m in append trunc; do
+  rm -f "$W/il1" "$W/il2" "$W/il3"
+  case $m in
+    append) "$T/semantics" "$W/sem" interleave 2000 >> "$W/il1" 2>> "$W/il1"
+            rt "$T/semantics" "$W/sem" interleave 2000 >> "$W/il2" 2>> "$W/il2"
+            rt env SYSCLUSTER_VERBOSE=1 "$T/semantics" "$W/sem" interleave 2000 >> "$W/il3" 2>> "$W/il3" ;;
+    trunc) "$T/semantics" "$W/sem" interleave 2000 > "$W/il1" 2> "$W/il1"
+           rt "$T/semantics" "$W/sem" interleave 2000 > "$W/il2" 2> "$W/il2"
+           rt env SYSCLUSTER_VERBOSE=1 "$T/semantics" "$W/sem" interleave 2000 > "$W/il3" 2> "$W/il3" ;;
+  esac
+  # (-v's line goes through fd 2 too: the bytes are compared without it.)
+  d=$(grep -ao 'deferred=[0-9]*' "$W/il3" | tail -1 | cut -d= -f2)
+  if cmp -s "$W/il1" "$W/il2" && [ "${d:-0}" -ge 1900 ]; then
+    ok "two opens of one log ($m): 2000 lines on fds 1 and 2 in order, $d deferred"
+  else bad "two opens of one log ($m): $(cmp "$W/il1" "$W/il2" 2>&1) deferred='$d'"; fi
+done
 # Python's print on both, flushed, with long lines among them: none glued
 # inside another.
 cat > "$W/pp.py" <<'PY'
@@ -66,6 +87,14 @@ print("end", file=sys.stderr)
 PY
 python3 "$W/pp.py" > "$W/pp1" 2>&1; rt python3 "$W/pp.py" > "$W/pp2" 2>&1
 if cmp -s "$W/pp1" "$W/pp2"; then ok "> log 2>&1: Python's print on stdout and stderr in order"; else bad "Python print 2>&1: $(cmp "$W/pp1" "$W/pp2" 2>&1)"; fi
+# Every short write observed at once: the runtime stops deferring there
+# (a flush per saved write would make the program slower than plain).
+mkdir -p "$W/sem"; "$T/semantics" "$W/sem" observed 5000 && cp "$W/sem/observed" "$W/obs1"
+rt env SYSCLUSTER_VERBOSE=1 "$T/semantics" "$W/sem" observed 5000 2> "$W/obs.err"
+st=$(grep -o 'deferred=[0-9]* direct=[0-9]* flushes=[0-9]*' "$W/obs.err" | tail -1)
+fl=$(echo "$st" | sed -n 's/.*flushes=\([0-9]*\).*/\1/p')
+if cmp -s "$W/obs1" "$W/sem/observed" && [ -n "$fl" ] && [ "$fl" -le 50 ]; then ok "a write observed at once: same file, deferring backs off ($st of 5000 writes)"
+else bad "write observed at once: '$st' (want at most 50 flushes), $(cmp "$W/obs1" "$W/sem/observed" 2>&1)"; fi
 for m in return exit _exit quick_exit pthread abort exec; do
   rt "$T/semantics" "$W/sem" exit "$m" 2>/dev/null
   if [ "$(stat -c %s "$W/sem/exit")" = 8000 ]; then ok "ends by $m: every byte written"; else bad "ends by $m"; fi
@@ -88,11 +117,64 @@ for sig in KILL TERM SEGV ABRT; do
     if [ "$n" = 0 ]; then ok "SIG$sig ${mode:-write}: every acknowledged record on disk (8 runs)"; else bad "SIG$sig ${mode:-write}: $n of 8 runs lost records"; fi
   done
 done
-# SIGKILL at random points while another process writes the same file
-# (test/sharedkill.c) is a known defect not yet fixed: it fails a few rounds
-# in 150 (a few of the other writer's records overwritten or skipped).  It
-# runs from bench/runtime/sharedkill.sh until it passes; docs/RUNTIME.md
-# "Known limits" states it.
+# SIGKILL at random points while another process writes the same file,
+# through the same description and through its own O_APPEND one
+# (test/sharedkill.c; issue 9 items 3 and 4): 150 rounds each, every record
+# whole, none of the other writer's overwritten, none acknowledged lost.
+# The code before the guardian made these flushes failed 3-6 rounds in 150.
+for mode in same append; do
+  if out=$("$T/sharedkill" "$LIB" $mode 150 "$W" 2>&1); then ok "SIGKILL with another writer ($mode description): $(echo "$out" | tail -1)"
+  else bad "SIGKILL with another writer ($mode description):"; echo "$out" | tail -4; fi
+done
+# PID namespaces and cgroup.kill (issue 9 item 4).  PID 1 of a namespace
+# defers nothing -- its death would take the guardian with it -- so its
+# SIGKILL loses nothing (the runtime that deferred there lost records in 27
+# runs of 30).  A whole namespace or cgroup killed at once takes program and
+# guardian together: what may be lost is bounded -- the records on disk are
+# still a prefix, none torn, and at most one buffer (64 KiB: 8192 records)
+# short of what was acknowledged.  The bound is what docs/RUNTIME.md and
+# `run --help` promise; this checks it holds.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+  n=0; said=0
+  for i in $(seq 10); do
+    unshare --pid --fork env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 SYSCLUSTER_VERBOSE=1 \
+      "$T/ackwriter" "$W/ack.out" "$W/ack" 2> "$W/ns.err" & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    "$T/ackwriter" --check "$W/ack.out" "$W/ack" >/dev/null 2>&1 || n=$((n + 1))
+    grep -q "PID 1 of a PID namespace" "$W/ns.err" && said=$((said + 1))
+  done
+  if [ "$n" = 0 ] && [ "$said" = 10 ]; then ok "PID 1 of a PID namespace: nothing deferred, SIGKILL loses nothing (10 runs)"
+  else bad "PID 1 of a PID namespace: $n of 10 runs lost records, $said said they defer nothing"; fi
+  n=0; worst=0
+  for i in $(seq 10); do
+    unshare --pid --fork sh -c "LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 '$T/ackwriter' '$W/ack.out' '$W/ack' & wait" 2>/dev/null & u=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$(pgrep -P "$u")" 2>/dev/null; wait "$u" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  if [ "$n" = 0 ]; then ok "a PID namespace killed whole: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "a PID namespace killed whole: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "PID namespaces: needs root and unshare"
+else skipped "PID namespaces: needs root and unshare"; fi
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" = 0 ] && [ -n "$cg2" ] && mkdir "$cg2/syscluster-rt-$$" 2>/dev/null && [ -e "$cg2/syscluster-rt-$$/cgroup.kill" ]; then
+  cg=$cg2/syscluster-rt-$$; n=0; worst=0
+  for i in $(seq 10); do
+    sh -c "echo \$\$ > '$cg/cgroup.procs' && LD_PRELOAD='$LIB' SYSCLUSTER_COALESCE=4096 exec '$T/ackwriter' '$W/ack.out' '$W/ack'" & p=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    echo 1 > "$cg/cgroup.kill"; wait "$p" 2>/dev/null
+    if r=$("$T/ackwriter" --check "$W/ack.out" "$W/ack" 8192 2>&1); then
+      l=$(( $(echo "$r" | cut -d' ' -f2) - $(echo "$r" | cut -d' ' -f1) )); [ "$l" -gt "$worst" ] && worst=$l
+    else n=$((n + 1)); echo "$r"; fi
+  done
+  for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.02; done
+  if [ "$n" = 0 ]; then ok "cgroup.kill: records a prefix, at most $worst acknowledged lost (bound 8192; 10 runs)"
+  else bad "cgroup.kill: $n of 10 runs beyond the bound"; fi
+elif [ "${CI:-}" = true ]; then bad "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"
+else skipped "cgroup.kill: needs root and a cgroup2 mount with cgroup.kill"; fi
 # The trampolines alone (no guardian) cover the catchable signals...
 n=0
 for sig in TERM SEGV ABRT; do
@@ -116,6 +198,19 @@ g2=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = sysclu
 kill -KILL "$p"; wait "$p" 2>/dev/null
 if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
 else bad "guardian replacement: old $g new '$g2'"; fi
+
+# A guardian stopped by someone (SIGSTOP): flushes it was asked to make
+# are taken back after a second, the program goes on writing, and once
+# the guardian runs again a SIGKILL still loses nothing.
+rtbg "$T/ackwriter" "$W/ack.out" "$W/ack" append; p=$!
+sleep 0.2
+g=$(for c in $(pgrep -P "$p"); do [ "$(cat /proc/$c/comm 2>/dev/null)" = syscluster-grd ] && echo "$c"; done | head -1)
+kill -STOP "$g" 2>/dev/null
+a1=$(od -An -tu8 -N8 "$W/ack" | tr -d ' '); sleep 2; a2=$(od -An -tu8 -N8 "$W/ack" | tr -d ' ')
+kill -CONT "$g" 2>/dev/null; sleep 0.1
+kill -KILL "$p"; wait "$p" 2>/dev/null
+if [ -n "$g" ] && [ "${a2:-0}" -gt "${a1:-0}" ] && check_ack >/dev/null; then ok "a stopped guardian: the program goes on ($a1 -> $a2 records), and a later SIGKILL loses nothing"
+else bad "stopped guardian: guardian '$g', records $a1 -> $a2"; check_ack; fi
 
 # -- the guardian holds nothing the program gave up (issue 9, item 1) ---------
 # escape.c chroots, drops every capability, enters SECCOMP_MODE_STRICT, then
@@ -142,7 +237,7 @@ if SYSCLUSTER_FLUSH_MS=3000 rt "$T/tailer" "$W/tail" 3 250 >/dev/null 2>&1; then
 
 # -- a reader woken through a process-shared object sees every record -------
 # (a 60 s time bound: only the wrapper of the waking call can publish)
-for k in sem cond broadcast mutex barrier futex; do
+for k in sem cond broadcast mutex rwlock barrier futex; do
   if r=$(SYSCLUSTER_FLUSH_MS=60000 rt timeout 60 "$T/observer" "$W/obs" "$k" 50); then ok "observer through $k: $r"
   else bad "observer through $k: $r"; fi
 done
@@ -304,15 +399,36 @@ for bs in 8 512; do
   rt dd if="$W/in" of="$W/dd2" bs=$bs 2>/dev/null; s2=$?
   if cmp -s "$W/dd1" "$W/dd2" && [ "$s1" = "$s2" ]; then ok "dd bs=$bs"; else bad "dd bs=$bs"; fi
 done
-if [ -x "$CORPUS/write8" ]; then
-  "$CORPUS/write8" "$W/w1" 100000; rt "$CORPUS/write8" "$W/w2" 100000
-  if cmp -s "$W/w1" "$W/w2"; then ok "corpus write8"; else bad "corpus write8"; fi
-  mkdir -p "$W/t1" "$W/t2"; "$CORPUS/threads" "$W/t1" 4 50000; rt "$CORPUS/threads" "$W/t2" 4 50000
-  if diff -r "$W/t1" "$W/t2" >/dev/null; then ok "corpus threads"; else bad "corpus threads"; fi
-  "$CORPUS/forkexec" "$W/f1" 50000; rt "$CORPUS/forkexec" "$W/f2" 50000
-  if cmp -s "$W/f1" "$W/f2"; then ok "corpus forkexec"; else bad "corpus forkexec"; fi
+# Plain against `syscluster run` with `syscluster verify --run`: stdout,
+# stderr, exit status and files compared byte for byte in scratch copies,
+# and the runtime acted (fewer crossings).
+SC=${SC:-$PWD/../target/release/syscluster}
+# vrun NAME VERIFY-ARGS...: passes when verify finds no difference; its
+# report in $W/NAME.verify.
+vrun() {
+  local name=$1; shift
+  mkdir -p "$W/empty"
+  "$SC" verify --dir "$W/empty" "$@" > "$W/$name.verify" 2>&1
+}
+crossings() { awk '$1 == "crossings" { print $2, $3 }' "$W/$1.verify"; }
+if [ -x "$CORPUS/write8" ] && [ -x "$SC" ]; then
+  if vrun write8 --run -- "$CORPUS/write8" out 100000 && read -r a b < <(crossings write8) && [ "$b" -lt $((a / 10)) ]; then
+    ok "corpus write8 (syscluster verify --run: same bytes, crossings $a -> $b)"
+  else bad "corpus write8: $(cat "$W/write8.verify")"; fi
+  if vrun threads --run --no-count -- "$CORPUS/threads" . 4 50000; then ok "corpus threads (syscluster verify --run)"
+  else bad "corpus threads: $(cat "$W/threads.verify")"; fi
+  if vrun forkexec --run --no-count -- "$CORPUS/forkexec" out 50000; then ok "corpus forkexec (syscluster verify --run)"
+  else bad "corpus forkexec: $(cat "$W/forkexec.verify")"; fi
+  # ENOSPC from the environment: each scratch copy on a 256 KiB tmpfs.
+  if [ "$(id -u)" = 0 ]; then
+    if vrun enospc --run --no-count --fs-limit 256K -- "$T/enospc" a stop 100000 && grep -qE '^  exit +1 +1$' "$W/enospc.verify"; then
+      ok "ENOSPC stop (syscluster verify --run --fs-limit 256K): same bytes, both exit 1"
+    else bad "ENOSPC stop under verify: $(cat "$W/enospc.verify")"; fi
+  else
+    skipped "syscluster verify --fs-limit: mounting needs root"
+  fi
 else
-  skipped "corpus: run make -C tests/corpus"
+  skipped "corpus: run make -C tests/corpus and cargo build --release"
 fi
 
 echo "runtime tests: $pass passed, $fail failed, $skip skipped"

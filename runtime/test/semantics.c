@@ -430,6 +430,24 @@ static void shared_futex_publishes(void)
     printf("ok shared_futex_publishes\n");
 }
 
+/* Each short write observed at once (lseek(SEEK_CUR) after each): the
+ * runtime must stop deferring there (see core.c, futile), or it pays a
+ * flush for every write it saved.  The caller compares the file and the
+ * runtime's counts. */
+static int observed(long n)
+{
+    int fd = open(path("observed"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return 1;
+    char rec[24];
+    for (long i = 0; i < n; i++) {
+        snprintf(rec, sizeof rec, "%07ld\n", i % 10000000);
+        if (write(fd, rec, 8) != 8 || lseek(fd, 0, SEEK_CUR) != 8 * (i + 1))
+            return 1;
+    }
+    return close(fd) != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -440,6 +458,8 @@ int main(int argc, char **argv)
         return end_by(argv[3]);
     if (argc == 4 && !strcmp(argv[2], "interleave"))
         return interleave(atol(argv[3]));
+    if (argc == 4 && !strcmp(argv[2], "observed"))
+        return observed(atol(argv[3]));
     observe_same_process();
     children_see_everything();
     bad_pointer_is_efault();

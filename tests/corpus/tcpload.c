@@ -32,7 +32,8 @@ int main(int argc, char *argv[])
     char req[16], got[16];
     for (int r = 0; r < reqs; r++)
         for (int c = 0; c < conns; c++) {
-            snprintf(req, sizeof req, "get %05d:%05d", c, r);
+            /* 16 bytes whatever the counts: the numbers wrap at 100000. */
+            snprintf(req, sizeof req, "get %05u:%05u", (unsigned)c % 100000, (unsigned)r % 100000);
             if (write(fd[c], req, sizeof req) != sizeof req) {
                 perror("write");
                 return 1;

@@ -23,6 +23,28 @@ fn run_keeps_output_and_exit_status() {
 }
 
 #[test]
+fn stat_whose_reader_went_away_ends_as_the_command_does() {
+    // `syscluster stat -- yes | head -1`: yes dies of SIGPIPE, and stat,
+    // writing its table to the same closed pipe, must too — not exit 70
+    // with an internal error.
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = syscluster()
+        .args(["stat", "--", "yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run syscluster stat");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "y\n");
+    // (The reader is dropped here: the pipe has no reader left.)
+    let o = child.wait_with_output().unwrap();
+    assert!(!stderr(&o).contains("internal error"), "{}", stderr(&o));
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {}", o.status, stderr(&o));
+}
+
+#[test]
 fn stat_json_counts_and_times() {
     let d = tmp();
     let o = run(syscluster().args(["stat", "--json", "-r", "2", "--"]).arg(corpus("write8")).arg(d.path().join("w")).arg("300"));
@@ -37,7 +59,7 @@ fn stat_json_counts_and_times() {
     }
     // write8 makes exactly 300 writes.
     assert_eq!(v["by_syscall"]["write"]["median"], 300);
-    assert_eq!(v["by_syscall"]["close"]["min"].as_u64().unwrap() >= 1, true);
+    assert!(v["by_syscall"]["close"]["min"].as_u64().unwrap() >= 1);
 }
 
 /// The `SigIgn:` line of a shell started by `cmd` (it prints its own).
@@ -97,4 +119,52 @@ fn programs_start_with_the_signal_dispositions_of_the_shell() {
         assert_eq!(o.status.code(), Some(128 + libc::SIGPIPE), "syscluster {:?} -- yes | head -1: {err}", l[0]);
         assert!(!err.contains("Broken pipe"), "{err}");
     }
+}
+
+/// `syscluster run` is answered by the small `syscluster` binary itself
+/// for its plainest command lines (crates/cli/src/fast.rs) and by the full
+/// CLI, `syscluster-cli`, for every other: the same command lines through
+/// both give the same exit status, stdout and stderr — exit codes, death
+/// by a signal, the report line of a program that cannot be interposed, a
+/// missing command — and every other command line reaches the full CLI.
+#[test]
+fn the_small_binary_runs_programs_as_the_full_cli_does() {
+    let full = std::path::Path::new(env!("CARGO_BIN_EXE_syscluster")).with_file_name("syscluster-cli");
+    assert!(full.exists(), "syscluster-cli is built next to syscluster");
+    let d = tmp();
+    let out = d.path().join("out");
+    // A static program: cannot be interposed, which `run` reports.
+    let stat = d.path().join("static");
+    std::fs::write(d.path().join("s.c"), "int main(void) { return 4; }\n").unwrap();
+    let built = run(std::process::Command::new("gcc").args(["-static", "-o"]).arg(&stat).arg(d.path().join("s.c")));
+    assert!(built.status.success(), "gcc -static failed (libc6-dev provides libc.a)");
+    let lines: Vec<Vec<std::ffi::OsString>> = vec![
+        vec!["run".into(), "--".into(), "sh".into(), "-c".into(), "echo out; echo err >&2; exit 3".into()],
+        vec!["run".into(), "-v".into(), "--flush-interval=7".into(), "--".into(), "sh".into(), "-c".into(), "kill -TERM $$".into()],
+        vec!["run".into(), "--coalesce-writes=16".into(), "--".into(), corpus("write8").into(), out.clone().into(), "200".into()],
+        vec!["run".into(), "--".into(), stat.clone().into()],
+        vec!["run".into(), "--".into(), "/no/such/cmd".into()],
+    ];
+    for args in &lines {
+        let small = run(syscluster().args(args));
+        let _ = std::fs::remove_file(&out);
+        let big = run(std::process::Command::new(&full).env_remove("LD_LIBRARY_PATH").args(args));
+        let _ = std::fs::remove_file(&out);
+        assert_eq!(small.status.code(), big.status.code(), "{args:?}: {}", stderr(&small));
+        assert_eq!(small.stdout, big.stdout, "{args:?}");
+        // -v names the process: its pid differs between the two runs.
+        let norm = |o: &std::process::Output| {
+            let s = stderr(o);
+            s.split(|c: char| c.is_ascii_digit()).collect::<Vec<_>>().join("N")
+        };
+        assert_eq!(norm(&small), norm(&big), "{args:?}");
+    }
+    assert_eq!(run(syscluster().args(["run", "--", "sh", "-c", "exit 5"])).status.code(), Some(5));
+    // The rest goes to the full CLI: its help, its errors, its subcommands.
+    let o = run(syscluster().args(["run", "--help"]));
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("--plan"), "{}", stderr(&o));
+    let o = run(syscluster().args(["run", "--mdoe", "true"]));
+    assert_eq!(o.status.code(), Some(2), "a mistyped flag is clap's error: {}", stderr(&o));
+    let o = run(syscluster().args(["--version"]));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("syscluster "));
 }

@@ -99,10 +99,14 @@ fn nodes(p: &Profile) -> usize {
     p.nodes.iter().filter(|n| n.count >= 2).count()
 }
 
+/// A way to record: its name, the flags of `syscluster record`, or (Some)
+/// the flags of strace whose log is imported.
+type Backend<'a> = (&'a str, Vec<&'a str>, Option<Vec<&'a str>>);
+
 #[test]
 fn a_servers_request_loop_is_one_loop_whatever_the_connections() {
     let d = tmp();
-    let mut backends: Vec<(&str, Vec<&str>, Option<Vec<&str>>)> = vec![
+    let mut backends: Vec<Backend> = vec![
         ("ptrace", vec!["--backend", "ptrace"], None),
         ("strace", vec![], Some(vec![])),
         ("bpf-events", vec!["--backend", "bpf", "--mode", "events"], None),

@@ -46,6 +46,16 @@ run() {
   echo "plugin test: $(basename "$PWD") $name: same stdout, stderr, status and files"
 }
 
+# verify NAME VERIFY-ARGS...: `syscluster verify` in a scratch copy of
+# ./empty (the programs and inputs are named by absolute paths); its report
+# kept in NAME.verify.
+verify() {
+  local name=$1; shift
+  "$BIN" verify --dir empty "$@" > "$name.verify" 2>&1 ||
+    fail "$(basename "$PWD") $name: syscluster verify: $(cat "$name.verify")"
+  echo "plugin test: $(basename "$PWD") $name: same stdout, stderr, status and files (syscluster verify)"
+}
+
 # check PROGRAM.c [CC-OPTIONS]: builds it both ways, then runs every case.
 check() {
   local src=$1 name opts=${2:-}
@@ -71,8 +81,15 @@ check() {
   "$CLANG" -O2 -g -c "$src" -o plain_clang.o
   cmp -s plain_cc.o plain_clang.o || fail "$name: syscluster cc without --plan differs from clang"
 
-  for size in 0 1 4095 4096 4097 81920 947200 2390753; do
-    run "size-$size" "\$PROG $T/in.$size out; cmp $T/in.$size out"
+  # The sizes, and faults injected into the K-th call as each program's
+  # source issues it (`syscluster verify --inject`; the multi-call runs on
+  # libmulticall's direct backend there, one system call per call).
+  mkdir -p empty
+  for size in 0 1 4095 4096 4097 81920 947200; do
+    verify "size-$size" --no-count -- "$PWD/copy_plain" "$T/in.$size" out ::: "$PWD/copy_sc" "$T/in.$size" out
+  done
+  for fault in write:ENOSPC@3 write:EIO@1 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+    verify "$fault" --inject "$fault" -- "$PWD/copy_plain" "$T/in.81920" out ::: "$PWD/copy_sc" "$T/in.81920" out
   done
   run missing-input '$PROG /nonexistent out'
   run unwritable-output "\$PROG $T/in.81920 /nonexistent/out"
@@ -88,6 +105,7 @@ check() {
   run pipe-input "cat $T/in.947200 | \$PROG /dev/stdin out; cmp $T/in.947200 out"
   # ENOSPC: a 256 KiB tmpfs, in a private mount namespace.
   if [ "$(id -u)" -eq 0 ]; then
+    verify enospc-fs-limit --no-count --fs-limit 256K -- "$PWD/copy_plain" "$T/in.947200" out ::: "$PWD/copy_sc" "$T/in.947200" out
     run enospc "unshare -m bash -c 'mkdir -p full && mount -t tmpfs -o size=256k sc full && \$PROG $T/in.947200 full/out; echo status \$?; ls -l full/out | cut -d\" \" -f5; cmp -n 262144 $T/in.947200 full/out && echo prefix same'"
     grep -q "prefix same" sc.enospc/stdout || fail "$name: enospc: the tmpfs case did not run: $(cat sc.enospc/stderr)"
   elif [ -n "${CI:-}" ]; then
@@ -95,14 +113,9 @@ check() {
   else
     echo "plugin test: SKIP enospc: needs root for a tmpfs mount"
   fi
-  # Fewer crossings (counted by syscluster stat), same bytes.
-  crossings() { "$BIN" stat --json -- "$@" 2>/dev/null | python3 -c '
-import json, sys
-out = sys.stdin.read()  # the program'"'"'s own stdout comes first
-print(json.loads(out[out.index("{\n"):])["crossings"]["median"])'; }
-  before=$(crossings ./copy_plain "$T/in.2390753" out_plain)
-  after=$(crossings ./copy_sc "$T/in.2390753" out_sc)
-  cmp "$T/in.2390753" out_sc || fail "$name: stat run: copy_sc's output differs"
+  # Same bytes and fewer crossings (counted as syscluster stat does).
+  verify size-2390753 -- "$PWD/copy_plain" "$T/in.2390753" out ::: "$PWD/copy_sc" "$T/in.2390753" out
+  read -r before after < <(grep '^  crossings' "size-2390753.verify" | awk '{print $2, $3}')
   echo "plugin test: $name: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "$name: no fewer crossings ($before -> $after)"
   if [ -z "$opts" ]; then
@@ -110,8 +123,8 @@ print(json.loads(out[out.index("{\n"):])["crossings"]["median"])'; }
     # 4097 B, 2 blocks < 42), and a pipe, run as written — the gate's
     # fstat and lseek, nothing more.
     grep -q 'estimated saving' remarks/*.opt.yaml || fail "$name: the remark has no gain estimate"
-    before=$(crossings ./copy_plain "$T/in.4097" out_plain)
-    after=$(crossings ./copy_sc "$T/in.4097" out_sc)
+    verify short-count -- "$PWD/copy_plain" "$T/in.4097" out ::: "$PWD/copy_sc" "$T/in.4097" out
+    read -r before after < <(grep '^  crossings' "short-count.verify" | awk '{print $2, $3}')
     echo "plugin test: $name: crossings for 4097 B: $before (clang) -> $after (syscluster cc)"
     [ "$after" -le $((before + 2)) ] || fail "$name: a short copy crosses more than twice more ($before -> $after)"
     nm copy_sc | grep -q ' [TtWw] mc_run_loop$' || fail "$name: copy_sc lacks libmulticall"

@@ -185,49 +185,9 @@ pub struct CodeSite {
     pub count: u64,
 }
 
-/// One fact of the profile a recommendation rests on.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Evidence {
-    /// `to` immediately followed `from` `weight` times.
-    Edge {
-        from: String,
-        to: String,
-        weight: u64,
-    },
-    /// Argument `arg` of `to` was the result of `from` in `share` of the edge.
-    ResultMatch {
-        from: String,
-        to: String,
-        arg: String,
-        count: u64,
-        share: f64,
-    },
-    /// A value profile: `value` in `share` of the `observations`.
-    Value {
-        syscall: String,
-        arg: String,
-        value: i64,
-        share: f64,
-        observations: u64,
-    },
-    /// Calls of a node.
-    Calls { node: String, count: u64 },
-    /// A loop of the graph.
-    Loop { nodes: Vec<String>, weight: u64 },
-    /// A file's I/O pattern.
-    IoPattern {
-        path: String,
-        file_kind: String,
-        class: String,
-        opens: u64,
-        reads: u64,
-        writes: u64,
-        bytes: u64,
-    },
-    /// Code locations of the calls.
-    Placement { class: String, detail: String },
-}
+/// One fact of the profile a recommendation rests on (part of the plan
+/// format too: `syscluster_model::plan`).
+pub use syscluster_model::plan::Evidence;
 
 /// What a recommendation is estimated to save, and on what basis.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -218,10 +218,13 @@ impl<'p> Facts<'p> {
         if !n.key.has_descriptor() {
             return None;
         }
-        let dir = match n.syscall.as_str() {
-            "read" | "readv" | "pread64" | "preadv" | "preadv2" | "recvfrom" | "recvmsg" => 0,
-            "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendto" | "sendmsg" => 1,
-            _ => return None,
+        let name = n.syscall.as_str();
+        let dir = if syscall_lists::READS.contains(&name) {
+            0
+        } else if syscall_lists::WRITES.contains(&name) {
+            1
+        } else {
+            return None;
         };
         let c = n.count as f64;
         let mut found = self.p.io_patterns.iter().filter(|io| {
@@ -268,7 +271,8 @@ impl<'p> Facts<'p> {
         v
     }
 
-    fn top_site(&self, id: u32) -> Option<Location> {
+    /// The most frequent code location of a node.
+    pub fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);
         n.key
             .callsite
@@ -334,9 +338,12 @@ impl<'p> Facts<'p> {
         }
         let modules: BTreeSet<&str> = sites.iter().map(|l| l.module.as_str()).collect();
         let several = several && !unnamed;
+        // Calls in different modules are in different functions, symbols or not.
         let class = if gaps.is_empty() {
             "adjacent"
-        } else if unnamed && modules.len() == 1 {
+        } else if modules.len() > 1 {
+            "several_functions"
+        } else if unnamed {
             "no_symbols"
         } else if several {
             "several_functions"
@@ -408,8 +415,8 @@ impl<'p> Facts<'p> {
             let Some((fd_arg, _)) = syscalls::key_fd_arg(bn.nr) else {
                 continue;
             };
-            for i in 0..j {
-                let an = self.node(nodes[i]);
+            for (i, &a) in nodes.iter().enumerate().take(j) {
+                let an = self.node(a);
                 if !OPEN_LIKE.contains(&an.syscall.as_str())
                     || deps.iter().any(|d| d.to == j && d.arg as usize == fd_arg)
                 {

@@ -11,7 +11,6 @@
 pub mod advice;
 pub mod calibration;
 pub mod cost;
-pub mod elf;
 pub mod facts;
 pub mod host;
 pub mod measure;

@@ -276,6 +276,37 @@ fn pread_for_seek_then_read() {
 }
 
 #[test]
+fn pwrite_is_not_said_to_be_fused_by_seek_pread() {
+    // libmulticall's fusion backend fuses lseek with read (seek_pread) only.
+    let mut s = Sim::new();
+    s.at(0x1010).open("/tmp/data", 3);
+    for i in 0..200 {
+        s.at(0x1080).call("lseek", &[3, i * 4096, 0], i * 4096);
+        s.at(0x1090).call("write", &[3, 0x5000, 512], 512);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "pwrite");
+    assert!(!r.how.contains("seek_pread"), "{}", r.how);
+    assert!(!r.explanation.contains("one library call"), "{}", r.explanation);
+    assert!(rec(&run(&seek_reads(200, 0, 7 * 512)), "pread").how.contains("seek_pread"));
+}
+
+#[test]
+fn seek_and_read_made_by_one_library_call_say_so() {
+    // make's linker: libbfd's bfd_seek calls fseek, which seeks and reads;
+    // both calls return to the same place in bfd_seek.
+    let mut s = Sim::new();
+    s.at(0x1010).open("/tmp/data", 3);
+    for i in 0..200 {
+        s.at(0x1080).call("lseek", &[3, i * 4096, 0], i * 4096);
+        s.at(0x1080).call("read", &[3, 0x5000, 4096], 4096);
+    }
+    let a = run(&s.finish());
+    let r = rec(&a, "pread");
+    assert!(r.explanation.contains("one library call made them"), "{}", r.explanation);
+}
+
+#[test]
 fn lseek_for_the_offset_is_redundant_not_pread() {
     let a = run(&seek_reads(200, 1, 0));
     assert!(rules(&a).contains("redundant-lseek"), "{:?}", rules(&a));
@@ -644,7 +675,7 @@ fn without_calibration_the_profile_times_are_used_and_said() {
 fn plan_names_calls_results_and_locations() {
     let p = copy_loop(1000, true);
     let a = run(&p);
-    let plan = Plan::from_advice(&a, &p);
+    let plan = syscluster_advise::plan::from_advice(&a, &p);
     assert_eq!(plan.clusters.len(), a.recommendations.len());
     let c = plan
         .clusters
@@ -778,7 +809,7 @@ fn docs_describe_every_rule_and_field() {
     }
     let plan_md = doc("PLAN_FORMAT.md");
     let mut k = BTreeSet::new();
-    let mut plan = serde_json::to_value(Plan::from_advice(&a, &p)).unwrap();
+    let mut plan = serde_json::to_value(syscluster_advise::plan::from_advice(&a, &p)).unwrap();
     // Evidence is the advice's (docs/ADVICE.md).
     for c in plan["clusters"].as_array_mut().unwrap() {
         c["evidence"] = serde_json::Value::Array(vec![]);
@@ -947,6 +978,30 @@ fn no_function_claimed_without_symbols() {
     let text = syscluster_advise::text::render(&a);
     assert!(!text.contains("code: one function"), "{text}");
     assert!(!text.contains("tar:?"), "{text}");
+}
+
+#[test]
+fn calls_in_two_modules_are_not_one_function() {
+    // memcached's loop: epoll_wait in libevent, read and sendmsg in
+    // memcached, neither with symbols, was said to be "one function".
+    let mut s = Sim::new();
+    for _ in 0..200 {
+        s.at(0x1100).call("getppid", &[], 1);
+        s.at(0x2500).call("getuid", &[], 0);
+    }
+    let p = s.b.finish(
+        Meta { backend: "test".into(), mode: "events".into(), duration_ns: s.t, runs: 1, ..Default::default() },
+        &mut |a: CodeAddr| Location {
+            module: if a.offset < 0x2000 { "/lib/libevent.so".into() } else { "/usr/bin/memcached".into() },
+            offset: a.offset,
+            ..Default::default()
+        },
+    );
+    let a = run(&p);
+    let seq = a.sequences.iter().find(|q| q.nodes.len() == 2).expect("the loop of two calls");
+    assert_eq!(seq.placement.class, "several_functions", "{:?}", seq.placement);
+    let text = syscluster_advise::text::render(&a);
+    assert!(!text.contains("code: one function"), "{text}");
 }
 
 /// What aggregate mode keeps of a profile: the graph, counts and times.

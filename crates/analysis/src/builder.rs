@@ -17,6 +17,13 @@ use syscluster_model::profile::{
 use syscluster_model::{syscalls, CodeAddr, LossCause, SyscallEvent, FORMAT_VERSION};
 
 const CLONE_THREAD: i64 = 0x10000;
+/// A call made fewer times than this on one file is made on it in passing.
+pub const FEW_CALLS_PER_FILE: u64 = 32;
+/// A call made in passing on at least this many files is one node, `many
+/// files`: a program's loop over files is one loop whatever their number.
+pub const MANY_FILES: usize = 16;
+/// The descriptor of that node.
+pub const MANY_FILES_NAME: &str = "many files";
 /// Value profile positions: the six arguments and the result.
 const POSITIONS: usize = 7;
 
@@ -308,10 +315,80 @@ impl ProfileBuilder {
         self.tids.insert(tid);
     }
 
+    /// Under the descriptor key, folds the nodes of each call made in
+    /// passing (fewer than [`FEW_CALLS_PER_FILE`] times) on each of at least
+    /// [`MANY_FILES`] files into one node keyed `many files`: `git add`
+    /// reading 3,000 files, a web server sending 3,000 pages, `tar` — one
+    /// loop, as a server's connections are one descriptor. The I/O patterns
+    /// keep every file by its path.
+    fn fold_many_files(&mut self) {
+        if self.opts.node_key != NodeKeyMode::Descriptor {
+            return;
+        }
+        let mut passing: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(d) = n.key.desc {
+                if n.count < FEW_CALLS_PER_FILE && self.descriptors.is_file(d) {
+                    passing.entry(n.key.nr).or_default().push(i as u32);
+                }
+            }
+        }
+        passing.retain(|_, ids| ids.len() >= MANY_FILES);
+        if passing.is_empty() {
+            return;
+        }
+        let many = self.descriptors.intern(MANY_FILES_NAME);
+        // Each folded node goes into the first of its call's (by id: the
+        // node order stays the order of first calls).
+        let mut into: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        for ids in passing.values() {
+            for &i in ids {
+                into[i as usize] = ids[0];
+            }
+        }
+        let old = std::mem::take(&mut self.nodes);
+        let mut new_id = vec![u32::MAX; old.len()];
+        for (i, n) in old.into_iter().enumerate() {
+            let target = into[i] as usize;
+            if target == i {
+                new_id[i] = self.nodes.len() as u32;
+                let mut n = n;
+                if passing.contains_key(&n.key.nr) && passing[&n.key.nr][0] == i as u32 {
+                    n.key.desc = Some(many);
+                }
+                self.nodes.push(n);
+            } else {
+                let t = &mut self.nodes[new_id[target] as usize];
+                t.count += n.count;
+                t.errors += n.errors;
+                t.kernel_ns += n.kernel_ns;
+                t.blocked_ns += n.blocked_ns;
+                for (site, c) in n.sites {
+                    *t.sites.entry(site).or_insert(0) += c;
+                }
+            }
+        }
+        let remap = |i: u32| new_id[into[i as usize] as usize];
+        let mut edges: FxHashMap<(u32, u32), EdgeAcc> = FxHashMap::default();
+        for ((from, to), e) in std::mem::take(&mut self.edges) {
+            let t = edges.entry((remap(from), remap(to))).or_default();
+            t.weight += e.weight;
+            for (m, x) in t.matches.iter_mut().zip(e.matches) {
+                *m += x;
+            }
+        }
+        self.edges = edges;
+        self.index = self.nodes.iter().enumerate().map(|(i, n)| (n.key, i as u32)).collect();
+        for t in self.threads.values_mut() {
+            t.node = remap(t.node);
+        }
+    }
+
     /// The finished profile. `resolve` turns code addresses into locations;
     /// `meta` supplies what the recorder knows (the builder fills in counts
     /// and the collected sections).
-    pub fn finish(self, mut meta: Meta, resolve: &mut dyn FnMut(CodeAddr) -> Location) -> Profile {
+    pub fn finish(mut self, mut meta: Meta, resolve: &mut dyn FnMut(CodeAddr) -> Location) -> Profile {
+        self.fold_many_files();
         let node_key = self.opts.node_key;
         let descriptors = &self.descriptors;
         let nodes: Vec<Node> = self
@@ -429,6 +506,44 @@ mod tests {
 
     fn nr_of(name: &str) -> u32 {
         syscalls::by_name(name).expect("known call").nr
+    }
+
+    /// A loop over `files` files: openat, read, close each.
+    fn walk(files: usize) -> Profile {
+        let mut b = ProfileBuilder::new(BuilderOptions::default());
+        let mut call = |name: &str, args: &[i64], ret: i64, path: Option<&[u8]>| {
+            let mut ev = SyscallEvent::new(1, 1, nr_of(name));
+            for (i, a) in args.iter().enumerate() {
+                ev.args[i] = *a as u64;
+            }
+            ev.ret = Some(ret);
+            ev.path = path;
+            b.event(&ev);
+        };
+        let paths: Vec<Vec<u8>> = (0..files).map(|i| format!("d/f{i}").into_bytes()).collect();
+        for p in &paths {
+            call("openat", &[-100, 0, 0], 3, Some(p));
+            call("read", &[3, 0, 4096], 10, None);
+            call("read", &[3, 0, 4096], 0, None);
+            call("close", &[3], 0, None);
+        }
+        b.finish(Meta::default(), &mut |_| Default::default())
+    }
+
+    #[test]
+    fn calls_in_passing_on_many_files_are_one_node() {
+        let p = walk(MANY_FILES * 3);
+        let labels: Vec<_> = p.nodes.iter().map(|n| p.label(n.id)).collect();
+        assert_eq!(labels, ["openat", "read(many files)", "close(many files)"]);
+        assert_eq!(p.nodes[1].count, MANY_FILES as u64 * 6);
+        let l = p.sequences.loops.iter().find(|l| l.nodes.len() == 3).expect("the loop over the files");
+        assert_eq!(l.weight, MANY_FILES as u64 * 3 - 1);
+        // Every file keeps its I/O pattern.
+        assert_eq!(p.io_patterns.iter().filter(|io| io.path.starts_with("d/f")).count(), MANY_FILES * 3);
+        // A few files stay by name.
+        let p = walk(MANY_FILES - 1);
+        assert!(p.nodes.iter().all(|n| !p.label(n.id).contains("many")));
+        assert_eq!(p.nodes.iter().filter(|n| n.syscall == "read").count(), MANY_FILES - 1);
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl Descriptors {
         }
     }
 
-    fn intern(&mut self, name: &str) -> u32 {
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             return id;
         }
@@ -148,6 +148,13 @@ impl Descriptors {
         self.names.push(name.to_string());
         self.ids.insert(name.to_string(), id);
         id
+    }
+
+    /// Whether identity `id` is a file opened by path (`file PATH`, `temp
+    /// file in DIR`).
+    pub fn is_file(&self, id: u32) -> bool {
+        let n = self.name(id);
+        n.starts_with("file ") || n.starts_with("temp file in ")
     }
 
     /// The identity with id `id`.

@@ -16,6 +16,7 @@ A typical session:
   syscluster run -- ./logger                # unmodified binary, short writes coalesced
   syscluster stat -r 5 -- ./copy in out     # crossings by call and times, before and after
   syscluster advise --plan-out plan.json; syscluster cc --plan plan.json -O2 -g -o copy copy.c
+  syscluster verify -- ./copy in out ::: ./copy-sc in out   # same bytes, stderr, exit, files?
 
 Profiles of strace logs:  strace -f -ttt -T -o LOG CMD; syscluster import-strace LOG";
 
@@ -37,6 +38,7 @@ pub enum Command {
     Stat(StatArgs),
     Run(RunArgs),
     Cc(CcArgs),
+    Verify(VerifyArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -66,7 +68,8 @@ pub enum NodeKeyArg {
     /// The name plus what the descriptor is, for calls that take one:
     /// read(file /etc/hosts), read(accepted tcp 127.0.0.1:8080), write(stdout).
     /// A server's request loop is one loop whatever the number of
-    /// connections. Aggregate mode records fd numbers instead.
+    /// connections; calls made in passing on many files are one node,
+    /// read(many files). Aggregate mode records fd numbers instead.
     Descriptor,
     /// The name plus the code location that issued the call.
     Callsite,
@@ -300,7 +303,9 @@ pub struct AdviseArgs {
 /// aggregate mode, ptrace where BPF is not permitted) to count its
 /// crossings, so tracing never slows the times. Compare a program with
 /// itself under the runtime: `syscluster stat -- CMD` and
-/// `syscluster stat -- syscluster run -- CMD`.
+/// `syscluster stat -- syscluster run -- CMD`. The command shares stat's
+/// stdout: when its reader goes away (`stat -- yes | head -1`), stat dies
+/// of SIGPIPE as the command does, writing nothing more.
 #[derive(Args, Debug)]
 pub struct StatArgs {
     /// Runs of the command.
@@ -331,11 +336,13 @@ pub struct StatArgs {
 /// written with one `write`/`writev` per buffer: the crossings and most of
 /// the kernel work disappear, the bytes and their order do not change.
 /// Pending bytes are written before anything could observe the file or its
-/// offset, within the flush interval at the latest, at every kind of exit —
-/// and even when the program is killed with SIGKILL. Static, setuid and
+/// offset, otherwise within the flush interval (a target: a heavily loaded
+/// machine can delay it), at every kind of exit — and even when the program
+/// is killed with SIGKILL. Static, setuid and
 /// raw-`syscall` programs cannot be interposed: syscluster says so and runs
 /// them unchanged. The command's stdio and exit status pass through.
-/// docs/RUNTIME.md has the exact rules.
+/// docs/RUNTIME.md has the exact rules. Start-up: the `syscluster` binary runs
+/// this itself, without loading the rest of the CLI (docs/RUNTIME.md, "Start-up").
 ///
 /// With --plan (written by `syscluster advise --plan-out`), only the calls
 /// made from the plan's code locations change: short writes there are
@@ -418,4 +425,82 @@ pub struct CcArgs {
     /// clang's arguments, passed through untouched.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CLANG-ARGS")]
     pub args: Vec<OsString>,
+}
+
+/// Check that a rewritten program does what the original did: byte for
+/// byte, under the same faults, with its crossings and times side by side.
+///
+/// Each variant runs in its own scratch copy of the current directory (or
+/// of --dir), at the same path, with stdin from /dev/null. verify compares
+/// what each did: stdout, stderr, exit status (or killing signal), and every
+/// file created, changed or deleted in its copy (contents, type, permission
+/// bits). With --runs N they run interleaved, original then candidate, N
+/// times, each time in a fresh copy. Each run is timed untraced and run once
+/// more under the recorder to count its crossings, as `syscluster stat`
+/// does; those runs are compared too.
+///
+/// Faults. --inject CALL:ERRNO@K makes the K-th CALL the program issues fail
+/// with ERRNO (its number or its name) in both variants, under ptrace
+/// (times are then traced times). CALL:short@K lets it do half the bytes it
+/// asked for, CALL:short=N@K at most N. Calls are counted across all threads
+/// and processes from the command's exec. A multi-call (libmulticall) is
+/// forced to its direct backend (MULTICALL_BACKEND=direct in both
+/// variants), which issues every call of the multi-call as its own system
+/// call in the source's order: the K-th write is the K-th write the source
+/// makes, whichever calls it merged. docs/VERIFY.md says why.
+///
+/// With --run the candidate is the same command under `syscluster run`,
+/// which changes which calls reach the kernel: a K-th call no longer means
+/// the same thing, so --inject is refused there. Faults come from the
+/// environment instead: --fs-limit SIZE puts every scratch copy on a tmpfs
+/// of SIZE bytes (root), so that ENOSPC falls at the same byte in both.
+///
+/// Exit status: 0 nothing differs, 1 something differs (the first
+/// differences are shown: which file or stream, the first differing byte,
+/// its context), 2 verify itself could not run.
+#[derive(Args, Debug)]
+#[command(override_usage = "syscluster verify [OPTIONS] -- ORIGINAL… ::: CANDIDATE…\n       \
+syscluster verify --run [--plan PLAN] [OPTIONS] -- CMD…", after_help = "\
+Examples:
+  syscluster verify -- ./write8 out 1000 ::: ./write8_coalesced out 1000
+  syscluster verify -r 5 -- ./copy in out ::: ./copy-multicall in out
+  syscluster verify --inject write:ENOSPC@3 -- ./copy in out ::: ./copy-multicall in out
+  syscluster verify --inject write:short@1 --inject openat:EACCES@2 -- ./a ::: ./b
+  syscluster verify --run -- ./logger                   # plain against syscluster run
+  syscluster verify --run --plan plan.json --fs-limit 64K -- ./logger
+
+Arguments after `--` are the ORIGINAL command, then `:::`, then the CANDIDATE.")]
+pub struct VerifyArgs {
+    /// Runs of each variant, interleaved (original, candidate, original, …).
+    #[arg(short = 'r', long = "runs", default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Make the K-th CALL fail with ERRNO (or return short) in both
+    /// variants: CALL:ERRNO@K, CALL:short@K, CALL:short=N@K. Repeatable.
+    #[arg(long, value_name = "CALL:ERRNO@K")]
+    pub inject: Vec<String>,
+    /// The candidate is the command under `syscluster run` (no `:::`).
+    #[arg(long)]
+    pub run: bool,
+    /// With --run: apply this plan (`syscluster run --plan`).
+    #[arg(long, value_name = "PLAN", requires = "run")]
+    pub plan: Option<PathBuf>,
+    /// Put each scratch copy on a tmpfs of SIZE bytes (suffixes K, M, G:
+    /// powers of 1024), so that writes fail with ENOSPC at the same byte.
+    #[arg(long, value_name = "SIZE")]
+    pub fs_limit: Option<String>,
+    /// Copy DIR instead of the current directory (at most 256 MiB).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Only compare and time; do not count crossings.
+    #[arg(long)]
+    pub no_count: bool,
+    /// Count crossings with ptrace even where BPF is permitted.
+    #[arg(long)]
+    pub ptrace: bool,
+    /// Keep the scratch copies (their directory is printed).
+    #[arg(long)]
+    pub keep: bool,
+    /// `ORIGINAL… ::: CANDIDATE…`, or with --run the one command.
+    #[arg(trailing_var_arg = true, required = true, allow_hyphen_values = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
 }

@@ -2,6 +2,7 @@
 //! subcommand's `run` returns a `Result` whose error is printed as one line.
 
 mod cmd;
+pub mod fast;
 pub mod flags;
 
 use clap::Parser;
@@ -37,19 +38,51 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    // A bug must still end in one line and a non-zero exit, not a backtrace.
+    guarded(|| cmd::run(cli.command))
+}
+
+/// `syscluster run` with arguments [`fast::run_args`] took apart, without
+/// the rest of the command line (the small `syscluster` binary's path, see
+/// src/main.rs); the same outcome as [`main`] for them.
+pub fn run_command(args: flags::RunArgs) -> i32 {
+    guarded(|| cmd::run_args(args))
+}
+
+/// Runs a subcommand: its failure is one line and its exit code; a bug
+/// (a panic) one line and 70, not a backtrace.
+fn guarded(f: impl FnOnce() -> Result<i32, Failure> + std::panic::UnwindSafe) -> i32 {
     std::panic::set_hook(Box::new(|info| {
         let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("syscluster: internal error{at}: {msg} (please report this)");
     }));
-    let result = std::panic::catch_unwind(|| cmd::run(cli.command));
-    match result {
+    match std::panic::catch_unwind(f) {
         Ok(Ok(code)) => code,
         Ok(Err(f)) => {
             eprintln!("syscluster: {}", f.message);
             f.code
         }
         Err(_) => 70,
+    }
+}
+
+/// What Rust's start-up (`lang_start`) does that the CLI relies on, for
+/// binaries whose `main` is the C entry point (src/main.rs says why):
+/// descriptors 0–2 exist (a closed one is opened on /dev/null, so that no
+/// file the CLI opens becomes its stdout) and SIGPIPE is ignored (a closed
+/// pipe is an error to report; the disposition the shell gave is kept for
+/// the programs the CLI starts, `syscluster_model::inherited`).
+pub fn start() {
+    // SAFETY: plain C calls at start-up, on a single thread.
+    unsafe {
+        let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
+        if libc::poll(fds.as_mut_ptr(), 3, 0) >= 0 {
+            for p in fds {
+                if p.revents & libc::POLLNVAL != 0 {
+                    libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                }
+            }
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }

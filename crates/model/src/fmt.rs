@@ -6,7 +6,7 @@ pub fn count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -36,7 +36,7 @@ pub fn bytes(n: u64) -> String {
         1048576..1073741824 => (1 << 20, "MiB"),
         _ => (1 << 30, "GiB"),
     };
-    if n % unit == 0 {
+    if n.is_multiple_of(unit) {
         format!("{} {name}", n / unit)
     } else {
         format!("{:.1} {name}", n as f64 / unit as f64)

@@ -1,11 +1,13 @@
 //! The data of syscluster: the system call table, the events recorders
 //! produce, and the versioned profile format.
 
+pub mod elf;
 pub mod errno;
 pub mod event;
 pub mod fmt;
 pub mod inherited;
 pub mod machine;
+pub mod plan;
 pub mod profile;
 /// Generated from `data/syscall_properties.tsv` by `scripts/gen-syscall-lists.py`.
 #[rustfmt::skip]

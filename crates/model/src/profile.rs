@@ -41,7 +41,7 @@ pub enum NodeKeyMode {
     /// The name plus what the descriptor is (a file by path, the listening
     /// socket, a connection accepted from it, a pipe, …), for calls that
     /// take one: a server's request loop is one loop whatever the number of
-    /// connections.
+    /// connections (and a loop over files whatever the files: `many files`).
     #[default]
     Descriptor,
     /// The name plus the code location that issued the call.

@@ -158,6 +158,8 @@ pub const KEEPS_FDS: &[&str] = &[
     "fsync",
     "fdatasync",
     "ftruncate",
+    "fchmod",
+    "fchown",
     "gettimeofday",
     "getrusage",
     "times",
@@ -166,6 +168,7 @@ pub const KEEPS_FDS: &[&str] = &[
     "geteuid",
     "getegid",
     "getppid",
+    "uselib",
     "gettid",
     "time",
     "futex",
@@ -177,6 +180,7 @@ pub const KEEPS_FDS: &[&str] = &[
     "epoll_wait",
     "epoll_ctl",
     "newfstatat",
+    "faccessat",
     "pselect6",
     "ppoll",
     "set_robust_list",
@@ -190,6 +194,7 @@ pub const KEEPS_FDS: &[&str] = &[
     "pwritev",
     "sendmmsg",
     "getcpu",
+    "renameat2",
     "getrandom",
     "membarrier",
     "copy_file_range",
@@ -309,11 +314,114 @@ pub const NO_OUTPUT: &[&str] = &[
     "fsync",
     "fdatasync",
     "ftruncate",
+    "fchmod",
+    "fchown",
+    "uselib",
     "fadvise64",
+    "faccessat",
     "sync_file_range",
     "fallocate",
     "pwritev",
+    "renameat2",
     "pwritev2",
+];
+
+/// Calls that bring a file's or a socket's data into the program's buffers.
+pub const READS: &[&str] = &[
+    "read",
+    "pread64",
+    "readv",
+    "recvfrom",
+    "recvmsg",
+    "preadv",
+    "preadv2",
+];
+
+/// Calls that send the program's buffers to a file or a socket.
+pub const WRITES: &[&str] = &[
+    "write",
+    "pwrite64",
+    "writev",
+    "sendto",
+    "sendmsg",
+    "pwritev",
+    "pwritev2",
+];
+
+/// Calls that change a file or what a descriptor names.
+pub const CHANGES_FILE: &[&str] = &[
+    "write",
+    "close",
+    "pwrite64",
+    "writev",
+    "dup2",
+    "sendfile",
+    "truncate",
+    "ftruncate",
+    "rename",
+    "unlink",
+    "fchmod",
+    "fchown",
+    "unlinkat",
+    "renameat",
+    "splice",
+    "fallocate",
+    "dup3",
+    "pwritev",
+    "renameat2",
+    "copy_file_range",
+    "pwritev2",
+];
+
+/// Calls that look a path up without opening it.
+pub const LOOKS_UP_PATH: &[&str] = &[
+    "stat",
+    "lstat",
+    "access",
+    "readlink",
+    "newfstatat",
+    "readlinkat",
+    "faccessat",
+    "statx",
+    "faccessat2",
+];
+
+/// Calls that open or run a file by path (the recorder keeps the path: it names modules).
+pub const OPENS_PATH: &[&str] = &[
+    "open",
+    "execve",
+    "uselib",
+    "openat",
+    "execveat",
+    "openat2",
+];
+
+/// Calls that wait for descriptors to become ready.
+pub const POLLS: &[&str] = &[
+    "poll",
+    "select",
+    "epoll_wait",
+    "pselect6",
+    "ppoll",
+    "epoll_pwait",
+    "epoll_pwait2",
+];
+
+/// Calls that read a clock.
+pub const CLOCKS: &[&str] = &[
+    "gettimeofday",
+    "time",
+    "clock_gettime",
+];
+
+/// Calls that return an id of the process (pid, tid, uid, gid).
+pub const PROCESS_IDS: &[&str] = &[
+    "getpid",
+    "getuid",
+    "getgid",
+    "geteuid",
+    "getegid",
+    "gettid",
 ];
 
 /// glibc functions that issue a call: (function, system call, fortified,

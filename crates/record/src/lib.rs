@@ -72,6 +72,9 @@ pub struct RecordOptions {
     /// recording ends when the command and the tasks still in its session
     /// have ended; detached ones run on untraced.
     pub follow_detached: bool,
+    /// Faults to inject (ptrace only: with any, the recording is made with
+    /// ptrace whatever `backend` says, and BPF is refused).
+    pub faults: Vec<ptrace::fault::Fault>,
 }
 
 impl Default for RecordOptions {
@@ -83,6 +86,7 @@ impl Default for RecordOptions {
             callsites: true,
             ring_buffer_bytes: 64 << 20,
             follow_detached: false,
+            faults: Vec::new(),
         }
     }
 }
@@ -163,6 +167,9 @@ pub struct Recording {
     pub left_running: u64,
     /// Things the user should know (a fallback taken, losses), one line each.
     pub notes: Vec<String>,
+    /// For each of [`RecordOptions::faults`], the calls of its kind the
+    /// command made: the fault was injected where this reaches its K.
+    pub faults_seen: Vec<u64>,
 }
 
 /// Records `argv` until it and all its descendants exit (detached ones
@@ -176,10 +183,17 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     let mut sink = Sink::new(opts.builder.clone());
     let start = std::time::Instant::now();
     let mut meta;
-    let ended = match opts.backend {
+    let mut faults_seen = Vec::new();
+    if !opts.faults.is_empty() && opts.backend == Some(Backend::Bpf) {
+        return Err(RecordError::Backend("faults can only be injected with the ptrace backend".into()));
+    }
+    let backend = if opts.faults.is_empty() { opts.backend } else { Some(Backend::Ptrace) };
+    let ended = match backend {
         Some(Backend::Ptrace) => {
             meta = machine::meta(&command, "ptrace", "trace");
-            ptrace::record(argv, opts, &mut sink, &mut notes)?
+            let (ended, seen) = ptrace::record(argv, opts, &mut sink, &mut notes)?;
+            faults_seen = seen;
+            ended
         }
         Some(Backend::Bpf) => {
             meta = machine::meta(&command, "bpf", opts.mode.as_str());
@@ -192,7 +206,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
                     notes.push(format!("BPF is not available ({why}); recording with ptrace instead"));
                     meta = machine::meta(&command, "ptrace", "trace");
                     sink = Sink::new(opts.builder.clone());
-                    ptrace::record(argv, opts, &mut sink, &mut notes)?
+                    ptrace::record(argv, opts, &mut sink, &mut notes)?.0
                 }
                 other => other?,
             }
@@ -223,5 +237,5 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
         ));
     }
     let profile = sink.finish(meta);
-    Ok(Recording { profile, exit: ended.exit, left_running: ended.left_running, notes })
+    Ok(Recording { profile, exit: ended.exit, left_running: ended.left_running, notes, faults_seen })
 }

@@ -460,3 +460,43 @@ fn without_the_filter_every_call_is_still_recorded() {
     assert!(err.contains("write->write 299 exit_group 1 execve 1"), "{err}");
     assert!(err.contains("note: the seccomp filter could not be installed"), "{err}");
 }
+
+/// Faults injected into the K-th call (`syscluster verify --inject`): the
+/// call fails as the kernel would make it fail, or does less, and the
+/// recording says how many calls of the kind it saw.
+#[test]
+fn injected_faults_reach_the_program() {
+    use syscluster_record::ptrace::fault::Fault;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let with = |faults: &[&str]| {
+        let mut o = options();
+        o.faults = faults.iter().map(|f| Fault::parse(f).unwrap()).collect();
+        let _shared = FORKING.read().unwrap_or_else(|e| e.into_inner());
+        record(&argv(&[&corpus("write8"), &out, &"100"]), &o).unwrap_or_else(|e| panic!("recording failed: {e}"))
+    };
+    // The 10th write fails: write8 stops after 9, and says so on stderr (an 11th write).
+    let r = with(&["write:ENOSPC@10"]);
+    assert_eq!(r.exit, ExitStatus::Code(1));
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 72);
+    assert_eq!(r.faults_seen, vec![11]);
+    let w = r.profile.nodes.iter().find(|n| r.profile.label(n.id) == "write(3)").unwrap();
+    assert_eq!((w.count, w.errors), (10, 1), "the failed write is recorded with its error");
+    // A short 5th write: 4 bytes of it reach the file.
+    let r = with(&["write:short@5"]);
+    assert_eq!(r.exit, ExitStatus::Code(1));
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 36);
+    // The program's open (the last openat: the loader's come first) fails:
+    // nothing is written; a fault past the last call is not injected.
+    let opens: u64 = with(&[]).profile.nodes.iter().filter(|n| n.syscall == "openat").map(|n| n.count).sum();
+    std::fs::remove_file(&out).unwrap();
+    let r = with(&[&format!("openat:EACCES@{opens}"), "write:EIO@1000"]);
+    assert_eq!(r.exit, ExitStatus::Code(1));
+    assert!(!out.exists(), "the open was not made");
+    assert_eq!(r.faults_seen[1], 1, "only perror's write was made");
+    // Faults need ptrace.
+    let mut o = options();
+    o.backend = Some(Backend::Bpf);
+    o.faults = vec![Fault::parse("write:EIO@1").unwrap()];
+    assert!(matches!(record(&argv(&[&corpus("write8"), &out, &"1"]), &o), Err(RecordError::Backend(_))));
+}

@@ -57,10 +57,10 @@ proptest! {
     #[test]
     fn import_never_panics(lines in prop::collection::vec(strace_like(), 0..40), lenient in any::<bool>(), cut in any::<prop::sample::Index>()) {
         let text = lines.join("\n");
-        import(text.as_bytes(), lenient);
+        let _ = import(text.as_bytes(), lenient);
         // And truncated anywhere.
         let at = cut.index(text.len() + 1);
-        import(&text.as_bytes()[..at], lenient);
+        let _ = import(&text.as_bytes()[..at], lenient);
     }
 
     /// A log whose last line is cut anywhere (no newline at its end) is
@@ -85,8 +85,8 @@ proptest! {
 
     #[test]
     fn import_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
-        import(&bytes, true);
-        import(&bytes, false);
+        let _ = import(&bytes, true);
+        let _ = import(&bytes, false);
     }
 }
 
@@ -100,8 +100,8 @@ fn regressions() {
         b"1 1.0 syscall_0xffffffffffff() = 0\n",
         b"\n\n\n",
     ] {
-        import(case, true);
-        import(case, false);
+        let _ = import(case, true);
+        let _ = import(case, false);
     }
 }
 

@@ -222,7 +222,7 @@ impl Reporter for Text {
                 let _ = writeln!(out, "  {}  [{}]", fit_end(&f.path, width - 6 - f.class.len()), f.class);
                 let sizes: Vec<String> = {
                     let mut b: Vec<_> = f.size_histogram.iter().collect();
-                    b.sort_by(|x, y| (y.reads + y.writes).cmp(&(x.reads + x.writes)));
+                    b.sort_by_key(|x| std::cmp::Reverse(x.reads + x.writes));
                     b.iter().take(3).map(|b| format!("{}×{}", size_range(b.min, b.max), count(b.reads + b.writes))).collect()
                 };
                 let line = format!(

@@ -169,7 +169,7 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         }
         None => None,
     };
-    let reporter =
+    let mut reporter =
         report::Reporter::start(opts.verbose).map_err(|e| RunError::Os("report socket", e))?;
     let mut cmd = Command::new(first);
     // Only what this run asks for reaches the program.
@@ -232,7 +232,7 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
     if opts.forward_signals {
         supervise::forward_signals_to(pid);
     }
-    let status = supervise::wait_pid(pid).map_err(|e| RunError::Os("waitpid", e));
+    let status = reporter.wait_for(pid).map_err(|e| RunError::Os("waitpid", e));
     if opts.forward_signals {
         supervise::forward_signals_to(0);
     }

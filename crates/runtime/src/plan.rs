@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use syscluster_advise::plan::{Cluster, Plan, PlanLocation};
+use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 
 /// The first line of `$SYSCLUSTER_PLAN`.
 pub const SPEC_HEADER: &str = "syscluster-plan/1";
@@ -134,7 +134,7 @@ fn raw_syscall_at(module: &str, offset: u64) -> bool {
     use std::os::unix::fs::FileExt;
     let mut b = [0u8; 2];
     offset >= 2
-        && syscluster_advise::elf::open_regular("", Path::new(module), syscluster_advise::elf::MODULE_LIMIT)
+        && syscluster_model::elf::open_regular("", Path::new(module), syscluster_model::elf::MODULE_LIMIT)
             .is_ok_and(|f| f.read_exact_at(&mut b, offset - 2).is_ok())
         && b == [0x0f, 0x05]
 }
@@ -272,9 +272,13 @@ fn what(mechanism: &str, threshold: usize) -> String {
 mod tests {
     use super::*;
 
+    /// One cluster of a test plan: rule, mechanism, calls with their
+    /// location offsets, and the last field.
+    type Cluster<'a> = (&'a str, &'a str, &'a [(&'a str, u32, u64)], &'a str);
+
     /// A plan for `module` with one cluster per (rule, mechanism, calls
     /// with their location offsets).
-    fn plan(module: &str, clusters: &[(&str, &str, &[(&str, u32, u64)], &str)]) -> Plan {
+    fn plan(module: &str, clusters: &[Cluster]) -> Plan {
         let cs: Vec<String> = clusters
             .iter()
             .enumerate()
@@ -371,7 +375,7 @@ mod tests {
     #[test]
     fn sites_beyond_what_the_library_holds_are_named_not_dropped_silently() {
         let calls: Vec<(&str, u32, u64)> = (0..600).map(|i| ("gettimeofday", 96, 1000 + 16 * i)).collect();
-        let clusters: Vec<(&str, &str, &[(&str, u32, u64)], &str)> =
+        let clusters: Vec<Cluster> =
             calls.chunks(1).map(|c| ("clock-vdso", "vdso-clock", c, "")).collect();
         let out = decide(&plan("/nonexistent/prog", &clusters), 4096);
         assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), MAX_SITES);

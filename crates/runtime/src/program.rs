@@ -120,21 +120,22 @@ fn has_capabilities(path: &Path) -> bool {
 
 /// Some(true) if a 64-bit little-endian ELF file has a PT_INTERP program
 /// header, Some(false) if it has none, None if it is not such a file.
+/// Reads the ELF header and the program headers only, not the file.
 fn elf_has_interp(path: &Path) -> Option<bool> {
-    let mut f = File::open(path).ok()?;
-    let mut data = Vec::new();
-    f.by_ref().take(1 << 20).read_to_end(&mut data).ok()?;
-    if data.len() < 64 || &data[..4] != b"\x7fELF" || data[4] != 2 || data[5] != 1 {
+    use std::os::unix::fs::FileExt;
+    let f = File::open(path).ok()?;
+    let mut ehdr = [0u8; 64];
+    f.read_exact_at(&mut ehdr, 0).ok()?;
+    if &ehdr[..4] != b"\x7fELF" || ehdr[4] != 2 || ehdr[5] != 1 {
         return None;
     }
-    let u16at = |o: usize| u16::from_le_bytes([data[o], data[o + 1]]) as usize;
-    let phoff = u64::from_le_bytes(data[32..40].try_into().ok()?) as usize;
+    let u16at = |o: usize| u16::from_le_bytes([ehdr[o], ehdr[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(ehdr[32..40].try_into().ok()?);
     let (phentsize, phnum) = (u16at(54), u16at(56));
-    let mut interp = false;
-    for i in 0..phnum {
-        let o = phoff.checked_add(i.checked_mul(phentsize)?)?;
-        let p_type = u32::from_le_bytes(data.get(o..o + 4)?.try_into().ok()?);
-        interp |= p_type == 3; // PT_INTERP
+    if phentsize < 4 {
+        return None;
     }
-    Some(interp)
+    let mut phdrs = vec![0u8; phentsize.checked_mul(phnum)?];
+    f.read_exact_at(&mut phdrs, phoff).ok()?;
+    Some(phdrs.chunks_exact(phentsize).any(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3)) // PT_INTERP
 }

@@ -1,6 +1,5 @@
 //! Waiting for the program, and for the guardians of programs that died.
 
-use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The name the runtime's guardian tasks give themselves (PR_SET_NAME).
@@ -12,18 +11,12 @@ pub fn become_subreaper() {
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 }
 
-pub fn wait_pid(pid: libc::pid_t) -> io::Result<i32> {
-    loop {
-        let mut status = 0;
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+/// Whether any child (a guardian handed to us, or any other orphan of the
+/// program's) exists, without reaping it.
+fn has_children() -> bool {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL;
+    unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) == 0 }
 }
 
 /// Our children that are guardians: they belong to programs that are dead
@@ -55,6 +48,10 @@ fn guardian_children() -> Vec<libc::pid_t> {
 /// program's acknowledged writes are all in place when `run` returns.
 pub fn wait_for_guardians() {
     for _ in 0..64 {
+        // No child at all (the usual case): nothing to look up in /proc.
+        if !has_children() {
+            return;
+        }
         let pids = guardian_children();
         if pids.is_empty() {
             return;

@@ -33,16 +33,9 @@ does not serve (per-process and per-thread CPU clocks).",
     after: "clock_gettime(CLOCK_MONOTONIC, &ts);      /* glibc: the vDSO, no crossing */",
 };
 
-const WAITS: &[&str] = &[
-    "select",
-    "pselect6",
-    "poll",
-    "ppoll",
-    "epoll_wait",
-    "epoll_pwait",
-    "epoll_pwait2",
-];
-const CLOCKS: &[&str] = &["gettimeofday", "clock_gettime", "time"];
+/// (data/syscall_properties.tsv, classes polls and clock.)
+const WAITS: &[&str] = syscluster_model::syscall_lists::POLLS;
+const CLOCKS: &[&str] = syscluster_model::syscall_lists::CLOCKS;
 
 /// The vDSO serves every clock but the per-process and per-thread CPU clocks.
 fn vdso_clock(id: i64) -> bool {

@@ -144,6 +144,18 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                     .to_string(),
             ),
         }
+        // Two calls returning to one place were made by one library call
+        // (stdio's fseek seeks and refills its buffer): that call is what
+        // changes, the program has no lseek of its own to replace.
+        if let (Some(sa), Some(sb)) = (f.top_site(e.from), f.top_site(e.to)) {
+            if sa == sb {
+                notes.push(format!(
+                    "both calls return to {}: one library call made them (stdio's fseek, for one), so the rewrite is of that call — e.g. fseek + fread to p{} — not of an lseek in the program",
+                    sa.short(),
+                    b.syscall
+                ));
+            }
+        }
         let arg = "count";
         let size = f.usual_size(&b.syscall, arg).unwrap_or_else(|| {
             f.mean_where(&b.syscall, arg, |v| v > 0)
@@ -191,7 +203,12 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 ),
             },
             applicable_here: true,
-            how: "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into(),
+            // libmulticall fuses a seek with a read (seek_pread), not with a write.
+            how: if b.syscall == "read" {
+                "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into()
+            } else {
+                "by hand (the sketch)".into()
+            },
             mechanism: None,
             sketch: None,
         });
@@ -737,18 +754,8 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     }
 }
 
-/// Calls that look a path up.
-const PATH_STATS: &[&str] = &[
-    "stat",
-    "lstat",
-    "access",
-    "faccessat",
-    "faccessat2",
-    "statx",
-    "newfstatat",
-    "readlink",
-    "readlinkat",
-];
+/// Calls that look a path up (data/syscall_properties.tsv, class looks-up).
+const PATH_STATS: &[&str] = syscluster_model::syscall_lists::LOOKS_UP_PATH;
 
 fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut nodes = Vec::new();

@@ -126,7 +126,8 @@ pub(crate) fn dependency_evidence(f: &Facts, nodes: &[u32], d: &Dependency) -> O
     })
 }
 
-const READ_LIKE: &[&str] = &["read", "readv", "pread64", "preadv", "recvfrom", "recvmsg"];
+/// (data/syscall_properties.tsv, class reads.)
+const READ_LIKE: &[&str] = syscluster_model::syscall_lists::READS;
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let crossing = Priced {

@@ -40,31 +40,10 @@ it with inotify when another process may).",
     after: "fstat({fd}, &st);                           /* once */\nfor (…) {\n    …\n}",
 };
 
-const IDS: &[&str] = &["getpid", "gettid", "getuid", "geteuid", "getgid", "getegid"];
-/// Calls that change a file or what a descriptor names.
-const CHANGERS: &[&str] = &[
-    "write",
-    "writev",
-    "pwrite64",
-    "pwritev",
-    "pwritev2",
-    "ftruncate",
-    "fallocate",
-    "close",
-    "dup2",
-    "dup3",
-    "fchmod",
-    "fchown",
-    "copy_file_range",
-    "sendfile",
-    "splice",
-    "truncate",
-    "rename",
-    "renameat",
-    "renameat2",
-    "unlink",
-    "unlinkat",
-];
+/// (data/syscall_properties.tsv, class id.)
+const IDS: &[&str] = syscluster_model::syscall_lists::PROCESS_IDS;
+/// Calls that change a file or what a descriptor names (class changes-file).
+const CHANGERS: &[&str] = syscluster_model::syscall_lists::CHANGES_FILE;
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     lseek_cur(f, cost, out);

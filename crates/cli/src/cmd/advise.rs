@@ -6,7 +6,6 @@ use crate::Failure;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use syscluster_advise::calibration::{self, Calibration, CalibrationError, Machine};
-use syscluster_advise::plan::Plan;
 use syscluster_advise::{Advice, AdviseOptions, CostModel};
 use syscluster_model::Profile;
 
@@ -119,7 +118,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
     };
     write_out(a.output.as_deref(), &bytes, "advice")?;
     if let Some(plan_path) = &a.plan_out {
-        let plan = Plan::from_advice(&advice, &profile);
+        let plan = syscluster_advise::plan::from_advice(&advice, &profile);
         syscluster_model::profile::write_atomically(plan_path, &plan.to_json())
             .map_err(|e| Failure::new(format!("cannot write plan {}: {e}", plan_path.display())))?;
         if !a.quiet {

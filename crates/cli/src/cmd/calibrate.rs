@@ -7,9 +7,9 @@ use syscluster_advise::calibration::{self, Calibration};
 use syscluster_advise::measure::{self, MeasureOptions};
 
 /// libmulticall's mc-calibrate: the flag, `$SYSCLUSTER_MC_CALIBRATE` (`none`
-/// or empty: do not run it), or `libmulticall/build/mc-calibrate` in a
-/// directory above syscluster's own (a source tree's
-/// `target/release/syscluster`).
+/// or empty: do not run it), installed beside syscluster (`make install`),
+/// or `libmulticall/build/mc-calibrate` in a directory above syscluster's
+/// own (a source tree's `target/release/syscluster`).
 pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
     if flag.is_some() {
         return flag;
@@ -20,10 +20,8 @@ pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
         None => {}
     }
     let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .skip(1)
-        .take(4)
-        .map(|d| d.join("libmulticall/build/mc-calibrate"))
+    std::iter::once(exe.with_file_name("mc-calibrate"))
+        .chain(exe.ancestors().skip(1).take(4).map(|d| d.join("libmulticall/build/mc-calibrate")))
         .find(|p| p.is_file())
 }
 

@@ -22,7 +22,7 @@ pub fn run(a: CcArgs) -> Result<i32, Failure> {
     let clang = clang();
     let mut args: Vec<OsString> = Vec::new();
     if let Some(plan) = &a.plan {
-        syscluster_advise::plan::Plan::load(plan).map_err(Failure::new)?;
+        syscluster_model::plan::Plan::load(plan).map_err(Failure::new)?;
         let plan = std::fs::canonicalize(plan)
             .map_err(|e| Failure::new(format!("cannot read plan {}: {e}", plan.display())))?;
         let tc = toolchain()?;
@@ -190,7 +190,7 @@ fn remark_flags(dir: &Path, args: &[OsString]) -> Result<Vec<OsString>, Failure>
     let named = args.iter().position(|a| a == "-o").and_then(|i| args.get(i + 1)).unwrap_or(srcs[0]);
     let abs = std::path::absolute(Path::new(named)).unwrap_or_else(|_| PathBuf::from(named));
     let base = abs.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
-    let h = syscluster_advise::plan::fnv1a(abs.as_os_str().as_encoded_bytes());
+    let h = syscluster_model::plan::fnv1a(abs.as_os_str().as_encoded_bytes());
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let file = dir.join(format!("{base}-{h}.opt.yaml"));
     Ok(vec![

@@ -9,6 +9,7 @@ mod record;
 mod report;
 mod run;
 mod stat;
+mod verify;
 
 use crate::flags::{Command, NodeKeyArg};
 use crate::Failure;
@@ -25,7 +26,14 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Stat(a) => stat::run(a),
         Command::Run(a) => run::run(a),
         Command::Cc(a) => cc::run(a),
+        Command::Verify(a) => verify::run(a),
     }
+}
+
+/// `run` alone: what the small `syscluster` binary links (not the other
+/// subcommands, see src/main.rs).
+pub fn run_args(a: crate::flags::RunArgs) -> Result<i32, Failure> {
+    run::run(a)
 }
 
 pub(crate) fn node_key(k: NodeKeyArg) -> NodeKeyMode {

@@ -22,6 +22,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Failure> {
         callsites: !a.no_callsites,
         ring_buffer_bytes: ring,
         follow_detached: a.follow_detached,
+        ..Default::default()
     };
     // Fail before running the command if the profile cannot be written.
     check_writable(&a.output)?;

@@ -17,11 +17,11 @@ use syscluster_record::launch::{Child, ExitStatus};
 use syscluster_record::{Backend, Mode, RecordOptions};
 
 /// Times of one untraced run, nanoseconds.
-struct Times {
-    wall: u64,
-    user: u64,
-    sys: u64,
-    exit: ExitStatus,
+pub(crate) struct Times {
+    pub wall: u64,
+    pub user: u64,
+    pub sys: u64,
+    pub exit: ExitStatus,
 }
 
 fn rusage_children() -> (u64, u64) {
@@ -31,7 +31,7 @@ fn rusage_children() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
-fn timed_run(argv: &[OsString]) -> Result<Times, Failure> {
+pub(crate) fn timed_run(argv: &[OsString]) -> Result<Times, Failure> {
     let (u0, s0) = rusage_children();
     let start = Instant::now();
     let mut child = Child::spawn(argv, None).map_err(launch_failure)?;
@@ -42,7 +42,27 @@ fn timed_run(argv: &[OsString]) -> Result<Times, Failure> {
     Ok(Times { wall, user: u1 - u0, sys: s1 - s0, exit })
 }
 
-fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
+/// Writes the table to stdout. When whoever read stdout has gone (`stat --
+/// yes | head -1`), stat ends as the command did and as any program
+/// writing there would: killed by SIGPIPE, saying nothing more.
+fn write_table(bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            // Rust ignores SIGPIPE; restore the default and take it.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+            Err(Failure::with_code("standard output was closed", 128 + libc::SIGPIPE))
+        }
+        Err(e) => Err(Failure::new(format!("cannot write the table: {e}"))),
+    }
+}
+
+pub(crate) fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
     let code = match &e {
         syscluster_record::LaunchError::Exec(_, io) if io.kind() == std::io::ErrorKind::NotFound => 127,
         syscluster_record::LaunchError::Exec(..) => 126,
@@ -52,7 +72,7 @@ fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
 }
 
 /// min, median, max of `v` (not empty).
-fn spread(v: &[u64]) -> (u64, u64, u64) {
+pub(crate) fn spread(v: &[u64]) -> (u64, u64, u64) {
     let mut s = v.to_vec();
     s.sort_unstable();
     (s[0], s[s.len() / 2], s[s.len() - 1])
@@ -63,7 +83,7 @@ fn json_spread(v: &[u64]) -> serde_json::Value {
     serde_json::json!({"min": min, "median": median, "max": max, "runs": v})
 }
 
-fn secs(ns: u64) -> String {
+pub(crate) fn secs(ns: u64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
 }
 
@@ -150,7 +170,7 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
             }
         }
     }
-    print!("{out}");
+    write_table(out.as_bytes())?;
     if let Some(f) = first_failure {
         eprintln!("syscluster: the command failed ({}) in at least one run", match f {
             ExitStatus::Code(c) => format!("exit {c}"),

@@ -16,7 +16,8 @@ use std::path::Path;
 use syscluster_model::{syscalls, CodeAddr, SyscallEvent};
 
 /// Calls whose path may name a module that code locations point into.
-const PATH_CALLS: &[&str] = &["execve", "execveat", "open", "openat", "openat2", "uselib"];
+/// Calls whose path the recorder keeps (data/syscall_properties.tsv, class opens-path).
+const PATH_CALLS: &[&str] = syscluster_model::syscall_lists::OPENS_PATH;
 
 /// The smallest ring the kernel accepts is one page; a power of two.
 fn ring_size(bytes: usize) -> Result<u32, RecordError> {

@@ -77,13 +77,16 @@ impl Modules {
     }
 
     /// Learns paths from a process's /proc/PID/maps (while it lives).
+    /// (The one parser of the maps, [`super::unwind::read_maps`]: paths with
+    /// spaces stay whole.)
     pub fn learn_from_maps(&mut self, pid: u32) {
-        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return };
-        for line in text.lines() {
-            if let Some(path) = line.split_whitespace().nth(5) {
-                if path.starts_with('/') && self.missing_paths() {
-                    self.learn_path(Path::new(path));
+        let Ok(maps) = super::unwind::read_maps(pid) else { return };
+        for m in maps {
+            if let Some(path) = m.path.filter(|p| p.starts_with("/")) {
+                if !self.missing_paths() {
+                    break;
                 }
+                self.learn_path(&path);
             }
         }
     }
@@ -121,5 +124,32 @@ impl Modules {
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_with_spaces_are_learned_whole() {
+        // A mapped file whose path has spaces in it: the module learns the
+        // whole path from /proc/self/maps, not the part before the space.
+        let dir = std::env::temp_dir().join(format!("sc modules {}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a b.bin");
+        std::fs::write(&path, vec![7u8; 4096]).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        use std::os::fd::AsRawFd;
+        let m = unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0) };
+        assert_ne!(m, libc::MAP_FAILED);
+        let md = std::fs::metadata(&path).unwrap();
+        let mut mods = Modules::default();
+        let id = mods.intern(md.dev(), md.ino());
+        mods.learn_from_maps(std::process::id());
+        let learned = mods.get(id).and_then(|m| m.path.clone());
+        unsafe { libc::munmap(m, 4096) };
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(learned.as_deref(), Some(path.as_path()));
     }
 }

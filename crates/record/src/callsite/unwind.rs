@@ -547,12 +547,12 @@ impl ProcessMemory {
     }
 
     /// Reads up to `buf.len()` bytes at `addr`; how many were read (fewer
-    /// where the mapping ends), or `None`.
+    /// where the mapping ends: the one reader of another process's memory,
+    /// [`crate::ptrace::memory::read_upto`], splits the read at pages), or
+    /// `None`.
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Option<usize> {
-        let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        let remote = libc::iovec { iov_base: addr as usize as *mut libc::c_void, iov_len: buf.len() };
-        let n = unsafe { libc::process_vm_readv(self.pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        (n > 0).then_some(n as usize)
+        let n = crate::ptrace::memory::read_upto(self.pid as i32, addr, buf).ok()?;
+        (n > 0).then_some(n)
     }
 }
 

@@ -35,10 +35,12 @@
 //! - `seccomp`: the filter;
 //! - `memory`: reading path strings from the tracee;
 //! - `tracer`: the loop that turns stops into calls;
-//! - `callsites`: code locations, unwound at each call's entry.
+//! - `callsites`: code locations, unwound at each call's entry;
+//! - `fault`: faults injected into chosen calls (`syscluster verify --inject`).
 
 mod callsites;
-mod memory;
+pub mod fault;
+pub(crate) mod memory;
 mod seccomp;
 mod sys;
 mod tracer;
@@ -51,7 +53,9 @@ use std::io;
 /// Records `argv` with ptrace until it and its descendants exit (detached
 /// ones only with [`RecordOptions::follow_detached`]).
 /// Things the user should know (the filter was unavailable) go to `notes`.
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &mut Vec<String>) -> Result<Ended, RecordError> {
+/// Returns how the command ended and, for each of `opts.faults`, how many
+/// calls of its kind the command made.
+pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &mut Vec<String>) -> Result<(Ended, Vec<u64>), RecordError> {
     let hook: Option<PreExec> = if seccomp::available() {
         let prog = seccomp::program(&[]);
         // A filter that cannot be installed is noticed by the tracer (no
@@ -75,7 +79,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         }
         None => None,
     };
-    let mut tracer = tracer::Tracer::new(sink, child.pid, callsites, opts.follow_detached);
+    let injector = fault::Injector::new(&opts.faults);
+    let mut tracer = tracer::Tracer::new(sink, child.pid, callsites, opts.follow_detached, injector);
     tracer.start().map_err(|e| backend("cannot resume the command", e))?;
     child.open_gate()?;
     launch::forward_signals_to(child.pid);
@@ -90,7 +95,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
     let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
-    Ok(Ended { exit, left_running: outcome.left_running })
+    Ok((Ended { exit, left_running: outcome.left_running }, outcome.faults_seen))
 }
 
 /// Stops the seized child (blocked at the launch gate) so that the tracer

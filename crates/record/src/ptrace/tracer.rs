@@ -8,6 +8,7 @@
 //! Calls that never return (exit, exit_group) are emitted at their entry.
 
 use super::callsites::Callsites;
+use super::fault::Injector;
 use super::memory;
 use super::sys::{self, Report, Resume, SyscallInfo};
 use crate::{ExitStatus, Sink};
@@ -31,6 +32,8 @@ struct Call {
     /// The thread's `addr` buffer holds the call's socket address or
     /// descriptor pair (`SyscallEvent::addr`).
     has_addr: bool,
+    /// An injected fault: the result to set at its exit.
+    forced: Option<i64>,
 }
 
 struct Thread {
@@ -67,6 +70,8 @@ pub struct Outcome {
     /// Threads still running when the recording ended, detached from the
     /// tracer (detached tasks not followed, or followed until interrupted).
     pub left_running: u64,
+    /// Calls of each injected fault's kind seen.
+    pub faults_seen: Vec<u64>,
 }
 
 pub struct Tracer<'a> {
@@ -89,11 +94,13 @@ pub struct Tracer<'a> {
     /// argument, and whether it is read at the exit (an `int[2]` filled in)
     /// rather than at the entry (a `struct sockaddr` and its length).
     addr_args: Vec<Option<(u8, bool)>>,
+    /// The faults to inject (`syscluster verify --inject`).
+    injector: Injector,
 }
 
 impl<'a> Tracer<'a> {
     /// A tracer for `root`, the launcher's child, seized and stopped.
-    pub fn new(sink: &'a mut Sink, root: i32, callsites: Option<Callsites>, follow_detached: bool) -> Tracer<'a> {
+    pub fn new(sink: &'a mut Sink, root: i32, callsites: Option<Callsites>, follow_detached: bool, injector: Injector) -> Tracer<'a> {
         let mut threads = FxHashMap::default();
         let mut t = Thread::new(root as u32);
         t.launching = true;
@@ -116,6 +123,7 @@ impl<'a> Tracer<'a> {
             addr_args,
             follow_detached,
             interrupts_then: 0,
+            injector,
         }
     }
 
@@ -167,7 +175,8 @@ impl<'a> Tracer<'a> {
         if left > 0 {
             self.sink.builder.lost(LossCause::Untracked, left);
         }
-        Ok(Outcome { status: self.status, started: self.started, filtered: self.filtered, left_running })
+        let faults_seen = self.injector.seen();
+        Ok(Outcome { status: self.status, started: self.started, filtered: self.filtered, left_running, faults_seen })
     }
 
     /// Kills the processes of the threads left; returns how many threads
@@ -279,7 +288,8 @@ impl<'a> Tracer<'a> {
             }
             _ => false,
         };
-        let call = Call { nr, args, enter_ns, callsite, has_path, has_addr };
+        let forced = self.injector.entry(tid, nr, &args);
+        let call = Call { nr, args, enter_ns, callsite, has_path, has_addr, forced };
         if syscalls::never_returns(nr) {
             self.resume(tid, 0);
             self.emit(tid, call, None);
@@ -293,6 +303,15 @@ impl<'a> Tracer<'a> {
         // A failed exec of the launcher (a PATH entry without the program)
         // is not recorded; the successful one is.
         let mut done = self.threads.get_mut(&tid).and_then(|t| t.call.take().filter(|_| !t.launching));
+        // An injected errno: the kernel skipped the call (-ENOSYS without
+        // the filter); the program sees the fault's result.
+        let ret = match done.and_then(|c| c.forced) {
+            Some(forced) => {
+                let _ = super::fault::set_regs(tid, |r| r.rax = forced as u64);
+                forced
+            }
+            None => ret,
+        };
         // Descriptors a call wrote to memory, read before the program runs on.
         if let Some(call) = &mut done {
             if let (Some((i, true)), 0) = (self.addr_args.get(call.nr as usize).copied().flatten(), ret) {

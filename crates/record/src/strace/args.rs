@@ -247,6 +247,50 @@ pub fn string(s: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// The bytes of the `struct sockaddr` strace shows as `{sa_family=AF_INET,
+/// sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}` (also
+/// `AF_INET6` with `inet_pton(AF_INET6, "::1", &sin6_addr)`, and `AF_UNIX`
+/// with `sun_path="/path"` or `sun_path=@"abstract"`).
+pub fn sockaddr(s: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(s).ok()?;
+    let field = |name: &str| {
+        let at = s.find(name)? + name.len();
+        Some(&s[at..])
+    };
+    let quoted = |t: &str| {
+        let t = t.strip_prefix('"')?;
+        Some(t[..t.find('"')?].to_string())
+    };
+    let port = |t: &str| t.strip_prefix("htons(")?.split(')').next()?.parse::<u16>().ok();
+    let family = field("sa_family=")?;
+    if family.starts_with("AF_INET6") {
+        let p = port(field("sin6_port=")?)?;
+        let a = field("inet_pton(AF_INET6, ")?;
+        syscluster_analysis::descriptors::encode_sockaddr(10, &quoted(a)?, p)
+    } else if family.starts_with("AF_INET") {
+        let p = port(field("sin_port=")?)?;
+        let a = field("sin_addr=inet_addr(")?;
+        syscluster_analysis::descriptors::encode_sockaddr(2, &quoted(a)?, p)
+    } else if family.starts_with("AF_UNIX") {
+        let p = field("sun_path=")?;
+        let path = match p.strip_prefix('@') {
+            Some(rest) => format!("@{}", quoted(rest)?),
+            None => quoted(p)?,
+        };
+        syscluster_analysis::descriptors::encode_sockaddr(1, &path, 0)
+    } else {
+        None
+    }
+}
+
+/// The `int[2]` strace shows as `[3, 4]`, as bytes.
+pub fn fd_pair(s: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(s).ok()?.strip_prefix('[')?.strip_suffix(']')?;
+    let mut it = s.split(',').map(|x| x.trim().parse::<i32>().ok());
+    let (a, b) = (it.next()??, it.next()??);
+    Some([a.to_ne_bytes(), b.to_ne_bytes()].concat())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,48 +358,4 @@ mod tests {
         assert_eq!(out, b"trunc");
         assert!(!string(b"3", &mut out));
     }
-}
-
-/// The bytes of the `struct sockaddr` strace shows as `{sa_family=AF_INET,
-/// sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}` (also
-/// `AF_INET6` with `inet_pton(AF_INET6, "::1", &sin6_addr)`, and `AF_UNIX`
-/// with `sun_path="/path"` or `sun_path=@"abstract"`).
-pub fn sockaddr(s: &[u8]) -> Option<Vec<u8>> {
-    let s = std::str::from_utf8(s).ok()?;
-    let field = |name: &str| {
-        let at = s.find(name)? + name.len();
-        Some(&s[at..])
-    };
-    let quoted = |t: &str| {
-        let t = t.strip_prefix('"')?;
-        Some(t[..t.find('"')?].to_string())
-    };
-    let port = |t: &str| t.strip_prefix("htons(")?.split(')').next()?.parse::<u16>().ok();
-    let family = field("sa_family=")?;
-    if family.starts_with("AF_INET6") {
-        let p = port(field("sin6_port=")?)?;
-        let a = field("inet_pton(AF_INET6, ")?;
-        syscluster_analysis::descriptors::encode_sockaddr(10, &quoted(a)?, p)
-    } else if family.starts_with("AF_INET") {
-        let p = port(field("sin_port=")?)?;
-        let a = field("sin_addr=inet_addr(")?;
-        syscluster_analysis::descriptors::encode_sockaddr(2, &quoted(a)?, p)
-    } else if family.starts_with("AF_UNIX") {
-        let p = field("sun_path=")?;
-        let path = match p.strip_prefix('@') {
-            Some(rest) => format!("@{}", quoted(rest)?),
-            None => quoted(p)?,
-        };
-        syscluster_analysis::descriptors::encode_sockaddr(1, &path, 0)
-    } else {
-        None
-    }
-}
-
-/// The `int[2]` strace shows as `[3, 4]`, as bytes.
-pub fn fd_pair(s: &[u8]) -> Option<Vec<u8>> {
-    let s = std::str::from_utf8(s).ok()?.strip_prefix('[')?.strip_suffix(']')?;
-    let mut it = s.split(',').map(|x| x.trim().parse::<i32>().ok());
-    let (a, b) = (it.next()??, it.next()??);
-    Some([a.to_ne_bytes(), b.to_ne_bytes()].concat())
 }

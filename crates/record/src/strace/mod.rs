@@ -244,7 +244,7 @@ impl<'s> Importer<'s> {
         }
         ev.ret = match result {
             Result_::None => None,
-            Result_::Value { value, errno: Some(name) } if value == -1 => {
+            Result_::Value { value: -1, errno: Some(name) } => {
                 let e = std::str::from_utf8(name).ok().and_then(errno::by_name).unwrap_or(libc::EINVAL);
                 Some(-(e as i64))
             }

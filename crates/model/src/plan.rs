@@ -1,0 +1,394 @@
+//! The plan: which clusters to apply at which code locations, by which
+//! mechanism, and on what evidence. Written by `advise --plan-out`, read by
+//! `syscluster run --plan` and the compiler plugin; docs/PLAN_FORMAT.md
+//! describes every field. A consumer checks a plan against the files it
+//! will apply it to with [`Plan::check_modules`] (same build-id, or for a
+//! module without one the same code at every location, [`code_hash`]).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The version this build writes and the only one it reads.
+pub const PLAN_VERSION: u32 = 1;
+
+/// The largest plan file read (a plan of 10,000 clusters is ~10 MB).
+pub const PLAN_LIMIT: u64 = 256 << 20;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub plan_version: u32,
+    pub tool: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: f64,
+    pub profile: PlanProfile,
+    /// Every module a location names, with its build-id.
+    pub modules: Vec<Module>,
+    /// Best saving first.
+    pub clusters: Vec<Cluster>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanProfile {
+    pub command: Vec<String>,
+    pub backend: String,
+    pub node_key: String,
+    pub total_calls: u64,
+    pub duration_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    pub path: String,
+    /// GNU build-id, lowercase hex; absent when the file has none or could
+    /// not be read now (see `status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// `ok`, `no_build_id`, or why the file could not be read.
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    /// The recommendation's rank in the advice.
+    pub id: u32,
+    /// The rule of the catalogue (docs/ADVICE.md).
+    pub rule: String,
+    /// `writev-coalescing`, `pread`, `copy_file_range`, `looped-multi-call`, …
+    pub mechanism: String,
+    /// `run` (one call repeated), `sequence` or `loop`.
+    pub shape: String,
+    /// The calls, in order, with their key arguments.
+    pub calls: Vec<PlanCall>,
+    /// The code that issues the calls.
+    pub locations: Vec<PlanLocation>,
+    /// Settings of the mechanism (buffer size, block size, batch, …).
+    pub parameters: BTreeMap<String, String>,
+    pub estimated_saving_ns: f64,
+    pub share_of_run: f64,
+    /// Whether this machine can apply it (the kmod backend may be missing).
+    pub applicable_here: bool,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanCall {
+    pub syscall: String,
+    pub nr: u32,
+    /// The descriptor number the node is keyed by (profiles keyed by fd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<i64>,
+    /// What the node's descriptor is (profiles keyed by descriptor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
+    /// Scalar arguments with a dominant value (value profile), by name.
+    pub args: BTreeMap<String, i64>,
+    /// Arguments that take the result of an earlier call of the cluster:
+    /// argument name → index of that call in `calls`.
+    pub results: BTreeMap<String, usize>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanLocation {
+    pub syscall: String,
+    pub module: String,
+    /// File offset of the return address in `module`.
+    pub offset: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub count: u64,
+    /// For a module without a build-id: [`code_hash`] of the code around
+    /// the return address when the plan was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_hash: Option<String>,
+    /// [`source_hash`] of `file:line` when the plan was written: what tells
+    /// the compiler plugin that the source line is still the one the plan
+    /// was made from (a rebuild changes the build-id, not the source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_hash: Option<String>,
+}
+
+/// One fact of the profile a recommendation rests on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Evidence {
+    /// `to` immediately followed `from` `weight` times.
+    Edge {
+        from: String,
+        to: String,
+        weight: u64,
+    },
+    /// Argument `arg` of `to` was the result of `from` in `share` of the edge.
+    ResultMatch {
+        from: String,
+        to: String,
+        arg: String,
+        count: u64,
+        share: f64,
+    },
+    /// A value profile: `value` in `share` of the `observations`.
+    Value {
+        syscall: String,
+        arg: String,
+        value: i64,
+        share: f64,
+        observations: u64,
+    },
+    /// Calls of a node.
+    Calls { node: String, count: u64 },
+    /// A loop of the graph.
+    Loop { nodes: Vec<String>, weight: u64 },
+    /// A file's I/O pattern.
+    IoPattern {
+        path: String,
+        file_kind: String,
+        class: String,
+        opens: u64,
+        reads: u64,
+        writes: u64,
+        bytes: u64,
+    },
+    /// Code locations of the calls.
+    Placement { class: String, detail: String },
+}
+
+impl PlanLocation {
+    /// `file:line` (the file's last component), else `function`, else
+    /// `module+0xOFFSET`.
+    pub fn short(&self) -> String {
+        match (&self.file, self.line, &self.function) {
+            (Some(f), Some(l), _) => {
+                let base = f.rsplit('/').next().unwrap_or(f);
+                format!("{base}:{l}")
+            }
+            (_, _, Some(func)) => format!("{func} ({})", self.at()),
+            _ => self.at(),
+        }
+    }
+
+    /// `module+0xOFFSET`, the module by its last component.
+    pub fn at(&self) -> String {
+        let base = self.module.rsplit('/').next().unwrap_or(&self.module);
+        format!("{base}+{:#x}", self.offset)
+    }
+}
+
+/// Bytes of code a [`code_hash`] covers on each side of a return address:
+/// the call instruction before it and what follows.
+pub const CODE_WINDOW: u64 = 16;
+
+/// FNV-1a (64 bits, as 16 hex digits) of the bytes of `path` from
+/// `offset - CODE_WINDOW` to `offset + CODE_WINDOW` (cut at the ends of the
+/// file): what tells that the code at a location of a module without a
+/// build-id is still the code the plan was made for.
+pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
+    use std::os::unix::fs::FileExt;
+    let f = crate::elf::open_regular("", path, crate::elf::MODULE_LIMIT)?;
+    let len = f
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    let from = offset.saturating_sub(CODE_WINDOW).min(len);
+    let to = offset.saturating_add(CODE_WINDOW).min(len);
+    let mut buf = vec![0u8; (to - from) as usize];
+    f.read_exact_at(&mut buf, from)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(fnv1a(&buf))
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 lowercase hex digits.
+pub fn fnv1a(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// FNV-1a (64 bits, as 16 hex digits) of line `line` (from 1) of `path`
+/// without its leading and trailing blanks (spaces, tabs, CR, FF, VT); the
+/// compiler plugin computes the same over the file it compiles
+/// (llvm/lib/Plan.cpp, `sourceLineHash`).
+pub fn source_hash(path: &Path, line: u32) -> Result<String, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let at = (line as usize).checked_sub(1).ok_or_else(|| format!("{}: line 0", path.display()))?;
+    let l = text
+        .split(|b| *b == b'\n')
+        .nth(at)
+        .ok_or_else(|| format!("{} has no line {line}", path.display()))?;
+    let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
+    let start = l.iter().position(|b| !blank(b)).unwrap_or(l.len());
+    let end = l.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    Ok(fnv1a(&l[start..end.max(start)]))
+}
+
+impl Plan {
+    /// Locations with a source line get its hash, when the file is readable.
+    pub fn with_source_hashes(mut self) -> Plan {
+        for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
+            if let (Some(f), Some(line)) = (&l.file, l.line) {
+                l.source_hash = source_hash(Path::new(f), line).ok();
+            }
+        }
+        self
+    }
+
+    /// Locations in modules without a build-id get the hash of their code.
+    pub fn with_code_hashes(mut self) -> Plan {
+        let bare: Vec<String> = self
+            .modules
+            .iter()
+            .filter(|m| m.build_id.is_none())
+            .map(|m| m.path.clone())
+            .collect();
+        for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
+            if bare.contains(&l.module) {
+                l.code_hash = code_hash(Path::new(&l.module), l.offset).ok();
+            }
+        }
+        self
+    }
+
+    /// The module of the plan that `program` is: the same file (after
+    /// resolving links), or a file with the same build-id.
+    pub fn module_of(&self, program: &Path) -> Option<&Module> {
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let want = canon(program);
+        if let Some(m) = self.modules.iter().find(|m| canon(Path::new(&m.path)) == want) {
+            return Some(m);
+        }
+        let id = crate::elf::build_id(&want).ok().flatten()?;
+        self.modules
+            .iter()
+            .find(|m| m.build_id.as_deref() == Some(id.as_str()))
+    }
+
+    /// Refuses a stale plan: one naming a module whose build-id is not the
+    /// one recorded, that cannot be read, or (without a build-id) whose code
+    /// at a location differs. `name` is the plan's file, for the message.
+    pub fn check_modules(&self, name: &str) -> Result<(), String> {
+        const AGAIN: &str = "record the program again and re-run `syscluster advise --plan-out`";
+        for m in &self.modules {
+            let path = Path::new(&m.path);
+            let now = crate::elf::build_id(path)
+                .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+            match (&m.build_id, now) {
+                (Some(was), Some(now)) if *was == now => {}
+                (Some(was), Some(now)) => {
+                    return Err(format!(
+                        "stale plan {name}: {} has build-id {now} now, the plan was made for build-id {was} \
+                         (the file was rebuilt or replaced); {AGAIN}",
+                        m.path
+                    ))
+                }
+                (Some(was), None) => {
+                    return Err(format!(
+                        "stale plan {name}: {} has no build-id now, the plan was made for build-id {was}; {AGAIN}",
+                        m.path
+                    ))
+                }
+                (None, _) => {
+                    for l in self
+                        .clusters
+                        .iter()
+                        .flat_map(|c| &c.locations)
+                        .filter(|l| l.module == m.path)
+                    {
+                        let Some(was) = &l.code_hash else {
+                            return Err(format!(
+                                "plan {name} gives neither a build-id nor code hashes for {}: it cannot be \
+                                 checked against the file; re-run `syscluster advise --plan-out`",
+                                m.path
+                            ));
+                        };
+                        let now = code_hash(path, l.offset)
+                            .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+                        if now != *was {
+                            return Err(format!(
+                                "stale plan {name}: the code of {} at offset {:#x} ({}) is not the code \
+                                 the plan was made for; {AGAIN}",
+                                m.path,
+                                l.offset,
+                                l.short()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(self).expect("a plan always serializes");
+        v.push(b'\n');
+        v
+    }
+
+    /// Reads and checks a plan file.
+    pub fn load(path: &Path) -> Result<Plan, String> {
+        let name = path.display();
+        let bytes = crate::elf::read_regular("plan ", path, PLAN_LIMIT)?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
+        match v.get("plan_version").and_then(|x| x.as_u64()) {
+            None => return Err(format!("{name} is not a syscluster plan: no plan_version")),
+            Some(n) if n != PLAN_VERSION as u64 => {
+                return Err(format!(
+                    "plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"
+                ))
+            }
+            Some(_) => {}
+        }
+        let plan: Plan =
+            serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
+        for c in &plan.clusters {
+            if c.calls.is_empty() {
+                return Err(format!(
+                    "corrupt plan {name}: cluster {} has no calls",
+                    c.id
+                ));
+            }
+            for call in &c.calls {
+                if let Some((arg, &k)) = call.results.iter().find(|(_, &k)| k >= c.calls.len()) {
+                    return Err(format!("corrupt plan {name}: cluster {}: {}.{arg} refers to call {k}, which does not exist", c.id, call.syscall));
+                }
+            }
+        }
+        Ok(plan)
+    }
+}
+
+impl Module {
+    /// The module at `path`, with its build-id as the file says now.
+    pub fn of(path: &str) -> Module {
+        match crate::elf::build_id(Path::new(path)) {
+            Ok(Some(id)) => Module {
+                path: path.into(),
+                build_id: Some(id),
+                status: "ok".into(),
+            },
+            Ok(None) => Module {
+                path: path.into(),
+                build_id: None,
+                status: "no_build_id".into(),
+            },
+            Err(e) => Module {
+                path: path.into(),
+                build_id: None,
+                status: e,
+            },
+        }
+    }
+}
