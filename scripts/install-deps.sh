@@ -25,8 +25,9 @@ TEST=(strace coreutils python3 graphviz libc6-dbg llvm-19-tools man-db groff-bas
 # initramfs, cpio and xz to pack and unpack it.  Debian's kernel packages
 # are fetched into build/ by kmod/guest/kernel.sh, not installed.
 KMOD=(qemu-system-x86 busybox-static cpio xz-utils)
-# Benchmarks: the tools a user would pick instead.
-BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine)
+# Benchmarks: the tools a user would pick instead; dpkg-dev unpacks the
+# Debian source packages bench/plugin/debian.sh rebuilds with `syscluster cc`.
+BENCH=(linux-perf bpftrace libbpf-tools bpfcc-tools hyperfine dpkg-dev)
 BROWSER=(chromium)
 
 want=("${BUILD[@]}" "${TEST[@]}" "${KMOD[@]}")
@@ -38,14 +39,26 @@ for arg in "$@"; do
   esac
 done
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# `apt-get source` (bench/plugin/debian.sh) needs a deb-src line: the same
+# Debian archive as the binary packages.
+deb_src=0
+if [[ " $* " == *" --bench "* ]] && ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+    $SUDO tee /etc/apt/sources.list.d/syscluster-deb-src.sources > /dev/null
+  deb_src=1
+fi
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+if [ $deb_src -eq 1 ] && [ ${#missing[@]} -eq 0 ]; then
+  $SUDO apt-get update -qq || echo "install-deps: apt-get update failed after adding deb-src" >&2
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq || echo "install-deps: apt-get update failed; trying the cached package lists" >&2
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -21,16 +21,26 @@ static std::string str(const json::Object &O, StringRef Key) {
   return {};
 }
 
-Expected<Plan> loadPlan(StringRef Path) {
+Expected<json::Value> readJsonObject(StringRef Kind, StringRef Path) {
+  auto Fail = [&](const Twine &What) {
+    return createStringError(inconvertibleErrorCode(), Kind + " " + Path + ": " + What);
+  };
   auto Buf = MemoryBuffer::getFile(Path);
   if (!Buf)
-    return bad(Path, "cannot read: " + Buf.getError().message());
+    return Fail("cannot read: " + Buf.getError().message());
   auto Parsed = json::parse((*Buf)->getBuffer());
   if (!Parsed)
-    return bad(Path, "not JSON: " + toString(Parsed.takeError()));
+    return Fail("not JSON: " + toString(Parsed.takeError()));
+  if (!Parsed->getAsObject())
+    return Fail("not a JSON object");
+  return Parsed;
+}
+
+Expected<Plan> loadPlan(StringRef Path) {
+  auto Parsed = readJsonObject("plan", Path);
+  if (!Parsed)
+    return Parsed.takeError();
   const json::Object *Top = Parsed->getAsObject();
-  if (!Top)
-    return bad(Path, "not a JSON object");
   auto Version = Top->getInteger("plan_version");
   if (!Version)
     return bad(Path, "no plan_version");

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SysCluster/SysCluster.h"
+#include "SysCluster/Calibration.h"
 #include "SysCluster/Plan.h"
 #include "SysCluster/Syscalls.h"
 
@@ -32,6 +33,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -41,6 +43,17 @@ static cl::opt<std::string>
     PlanPath("syscluster-plan",
              cl::desc("apply the clusters of this plan (syscluster advise --plan-out)"),
              cl::value_desc("file"), cl::init(""));
+
+static cl::opt<std::string> CalibrationPath(
+    "syscluster-calibration",
+    cl::desc("libmulticall's calibration of the target host (default: where libmulticall looks; "
+             "'none': no calibration)"),
+    cl::value_desc("file"), cl::init(""));
+
+static cl::opt<bool> AssumeGain(
+    "syscluster-assume-gain",
+    cl::desc("replace regions the calibration shows no gain for (hosts with the kernel module)"),
+    cl::init(false));
 
 static const char *const PassName = "syscluster";
 
@@ -186,6 +199,11 @@ private:
   // Calls already replaced (erased: compared, never dereferenced) → the
   // multi-call that replaced them and its cluster.
   DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
+  // The host's calibration, read at the first region that needs it.
+  bool CalibrationRead = false;
+  std::optional<Calibration> Cal;
+  std::string CalibrationError;
+  const Calibration *calibration();
 
   OptimizationRemarkEmitter &ore(Function &F) {
     return FAM.getResult<OptimizationRemarkEmitterAnalysis>(F);
@@ -212,7 +230,9 @@ private:
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
-  Instruction *replaceWriteReadLoop(const Site &W, const Site &R);
+  std::optional<Refusal> checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+                                   std::string &Estimate);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks);
 };
 
 void ClusterPass::collectSites() {
@@ -271,6 +291,7 @@ bool ClusterPass::run(const Plan &P) {
 void ClusterPass::applyCluster(const PlanCluster &C) {
   std::string Name = "plan cluster #" + std::to_string(C.Id) + " (" + C.Rule + ")";
   std::vector<const Site *> Matched;
+  DenseMap<const Site *, uint64_t> Recorded; // calls the profile saw at each matched site
   SmallPtrSet<const CallBase *, 4> Reported;
   bool Stale = false, Already = false;
   for (const PlanLocation &L : C.Locations) {
@@ -333,6 +354,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there)");
       if (std::find(Matched.begin(), Matched.end(), &S) == Matched.end())
         Matched.push_back(&S);
+      Recorded[&S] += L.Count;
     }
     if (!Found && InFile)
       missed(InFile->S.Call, "StalePlan",
@@ -397,12 +419,21 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                    Why->Condition + ": " + Why->Detail);
         continue;
       }
+      unsigned long MinBlocks = 0;
+      std::string Estimate;
+      if (auto Why = checkGain(*B, Recorded.lookup(B), MinBlocks, Estimate)) {
+        missed(A->S.Call, "NoGain",
+               Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
+                   Why->Condition + ": " + Why->Detail);
+        continue;
+      }
       std::string Msg = Name + ": the loop of " + describe(*A) + " -> " + describe(*B) +
                         " became one looped multi-call (libmulticall mc_run_loop, auto backend: "
-                        "copy_file_range between regular files, the calls as they are elsewhere)";
+                        "copy_file_range between regular files, the calls as they are elsewhere); " +
+                        Estimate;
       const CallBase *At = A->S.Call;
       ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-      Instruction *MC = replaceWriteReadLoop(*A, *B);
+      Instruction *MC = replaceWriteReadLoop(*A, *B, MinBlocks);
       Replaced[A->S.Call] = {MC, C.Id};
       Replaced[B->S.Call] = {MC, C.Id};
       Changed.insert(F);
@@ -660,7 +691,65 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   return std::nullopt;
 }
 
-Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
+const Calibration *ClusterPass::calibration() {
+  if (!CalibrationRead) {
+    CalibrationRead = true;
+    std::string Path = CalibrationPath.empty() ? defaultCalibrationPath() : CalibrationPath.getValue();
+    if (Path.empty() || Path == "none") {
+      CalibrationError = "no calibration file is named (MULTICALL_CALIBRATION=none or no $HOME)";
+    } else if (auto C = loadCalibration(Path)) {
+      Cal = *C;
+    } else {
+      CalibrationError = toString(C.takeError());
+      if (CalibrationError.find("No such file") != std::string::npos)
+        CalibrationError += " (run `syscluster calibrate` on the host the program is for)";
+    }
+  }
+  return Cal ? &*Cal : nullptr;
+}
+
+/// Never a slower program (issue 12, Must 7): the looped multi-call pays
+/// once for the program's first context and the probes of the copy's
+/// descriptors, and gains a little per block.  The calibration gives both;
+/// the profile gives the blocks a run copies at this read.  Fills MinBlocks
+/// (the blocks left below which the replacement runs the loop as written)
+/// and a sentence on the estimate.
+std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+                                              std::string &Estimate) {
+  if (AssumeGain) {
+    MinBlocks = 0;
+    Estimate = "compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel "
+               "module, where the loop is one crossing)";
+    return std::nullopt;
+  }
+  const Calibration *C = calibration();
+  if (!C)
+    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
+                                        "), so whether the multi-call is faster is unknown"};
+  auto us = [](double Ns) {
+    std::string S;
+    raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
+    return S;
+  };
+  uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
+  double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
+  if (!(Save > 0))
+    return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
+                                  us(C->FusedNs) + " against " + us(C->DirectNs) + ", " + C->Path + ")"};
+  MinBlocks = C->breakEvenBlocks(Block);
+  std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
+                      " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) +
+                      " first context - " + us(C->ProbeNs) + " probes (" + C->Path + ")";
+  if (Blocks < MinBlocks)
+    return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +
+                                  "; it pays from " + Twine(MinBlocks).str() + " blocks"};
+  Estimate = "estimated saving " + us(Blocks * Save - Fixed) + " per run like the recorded one: " + Basis +
+             "; a run with fewer than " + Twine(MinBlocks).str() +
+             " blocks left to copy (or not from a regular file) runs the loop as written";
+  return std::nullopt;
+}
+
+Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -693,9 +782,10 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R) {
   };
   Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
   FunctionCallee Loop = M.getOrInsertFunction(
-      "__syscluster_write_read_loop", FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64}, false));
+      "__syscluster_write_read_loop", FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64, I64}, false));
   Value *Args[] = {arg(CW->getArgOperand(0)), arg(CW->getArgOperand(1)), arg(CR->getArgOperand(0)),
-                   arg(CR->getArgOperand(1)), CR->getArgOperand(2), Carried->getIncomingValueForBlock(Pre)};
+                   arg(CR->getArgOperand(1)), CR->getArgOperand(2), Carried->getIncomingValueForBlock(Pre),
+                   ConstantInt::get(I64, MinBlocks)};
   CallInst *Last = B.CreateCall(Loop, Args);
   Last->setDebugLoc(CR->getDebugLoc());
   // The values the loop leaves: its last read's result, and casts of it.

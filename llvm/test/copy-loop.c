@@ -38,7 +38,7 @@ int main(int argc, char *argv[])
 
 // IR-LABEL: define {{.*}} @main(
 // IR: [[FIRST:%.*]] = call i64 @read(i32 noundef [[IN:%.*]], ptr noundef nonnull [[BUF:%.*]], i64 noundef 4096)
-// IR: [[LAST:%.*]] = call i64 @__syscluster_write_read_loop(i32 [[OUT:%.*]], ptr [[BUF]], i32 [[IN]], ptr [[BUF]], i64 4096, i64 [[FIRST]])
+// IR: [[LAST:%.*]] = call i64 @__syscluster_write_read_loop(i32 [[OUT:%.*]], ptr [[BUF]], i32 [[IN]], ptr [[BUF]], i64 4096, i64 [[FIRST]], i64 42)
 // IR-NEXT: br label
 // IR-NOT: call i64 @write(
 // IR-NOT: call i64 @read(

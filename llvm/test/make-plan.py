@@ -5,7 +5,7 @@ location of CALL (in FUNCTION, default --function), so the test states where
 its calls are once, next to them.  Each function gets its own cluster.
 
     make-plan.py SOURCE [--calls read,write] [--shape loop] [--function main]
-                 [--hash | --bad-hash] [--no-lines] > PLAN
+                 [--hash | --bad-hash] [--no-lines] [--count N] > PLAN
 """
 import argparse
 import json
@@ -29,6 +29,7 @@ def main():
     ap.add_argument("--hash", action="store_true", help="add each line's source_hash")
     ap.add_argument("--bad-hash", action="store_true", help="add a source_hash that does not match")
     ap.add_argument("--no-lines", action="store_true", help="as from a binary without debug info")
+    ap.add_argument("--count", type=int, default=100, help="calls recorded at each location")
     a = ap.parse_args()
     by_function = {}
     with open(a.source) as f:
@@ -44,7 +45,7 @@ def main():
                 continue
             function = fn or a.function
             loc = {"syscall": call, "module": "/recorded/prog", "offset": 4096 + n,
-                   "function": function, "count": 100}
+                   "function": function, "count": a.count}
             if not a.no_lines:
                 # Another checkout's path: matched by its suffix.
                 loc["file"] = "/elsewhere/checkout/llvm/test/" + a.source.rsplit("/", 1)[-1].replace(".ll", ".c")

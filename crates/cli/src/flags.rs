@@ -412,6 +412,16 @@ pub struct CcArgs {
     /// (safe under make -j); needs --plan.
     #[arg(long, value_name = "DIR")]
     pub remarks: Option<PathBuf>,
+    /// libmulticall's calibration of the host the program is for (default:
+    /// the file the library reads, from `syscluster calibrate`). A region is
+    /// replaced only where it shows a gain for the profile's call counts.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Replace the regions the calibration shows no gain for, and use the
+    /// multi-call however short the copy: for hosts with the kernel module,
+    /// where each becomes one crossing.
+    #[arg(long)]
+    pub assume_gain: bool,
     /// clang's arguments, passed through untouched.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CLANG-ARGS")]
     pub args: Vec<OsString>,

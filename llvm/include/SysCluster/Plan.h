@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ struct PlanCluster {
 struct Plan {
   std::vector<PlanCluster> Clusters;
 };
+
+/// Reads a JSON file whose top level is an object (a plan, a
+/// calibration); the error starts with Kind and the path.
+llvm::Expected<llvm::json::Value> readJsonObject(llvm::StringRef Kind, llvm::StringRef Path);
 
 /// Reads and checks a plan file; the error names the file and the problem.
 llvm::Expected<Plan> loadPlan(llvm::StringRef Path);

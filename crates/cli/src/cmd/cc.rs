@@ -32,6 +32,16 @@ pub fn run(a: CcArgs) -> Result<i32, Failure> {
         args.push(cat("-fpass-plugin=", &plugin));
         args.extend(["-Xclang".into(), "-load".into(), "-Xclang".into(), plugin]);
         args.extend(["-mllvm".into(), cat("-syscluster-plan=", plan.as_os_str())]);
+        if let Some(cal) = &a.calibration {
+            // Read now, so that a missing file is an error here, not a remark per unit.
+            std::fs::metadata(cal)
+                .map_err(|e| Failure::new(format!("cc: cannot read calibration {}: {e}", cal.display())))?;
+            let cal = std::path::absolute(cal).unwrap_or_else(|_| cal.clone());
+            args.extend(["-mllvm".into(), cat("-syscluster-calibration=", cal.as_os_str())]);
+        }
+        if a.assume_gain {
+            args.extend(["-mllvm".into(), "-syscluster-assume-gain".into()]);
+        }
         if let Some(dir) = &a.remarks {
             args.extend(remark_flags(dir, &a.args)?);
         }
@@ -50,8 +60,11 @@ pub fn run(a: CcArgs) -> Result<i32, Failure> {
             args.extend(["-l:liburing.a".into(), "-lpthread".into()]);
         }
     } else {
-        if a.remarks.is_some() {
-            return Err(Failure::with_code("cc: --remarks needs --plan (without a plan the pass does not run)", 2));
+        if a.remarks.is_some() || a.calibration.is_some() || a.assume_gain {
+            return Err(Failure::with_code(
+                "cc: --remarks, --calibration and --assume-gain need --plan (without a plan the pass does not run)",
+                2,
+            ));
         }
         args.extend(a.args.iter().cloned());
     }

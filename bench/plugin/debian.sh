@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A real program nobody here wrote, rebuilt by `syscluster cc` (issue 12):
+# a Debian source package (default gzip; `apt-get source`, needs the
+# deb-src line scripts/install-deps.sh --bench adds), built by clang-19
+# -O2 -g (plain), recorded compressing a file, advised, rebuilt with
+# `syscluster cc --plan` (CC=, its build system unchanged); then its own
+# test suite (make check) on the rebuilt program, compress/decompress
+# compared byte for byte with the plain build, crossings counted by
+# `syscluster stat`, and what the plugin did (its remarks, summed up).
+# The source is cached in build/debian-src/; each run builds afresh.
+#   bench/plugin/debian.sh [PACKAGE]     (after make build)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BIN:-$ROOT/target/release/syscluster}
+CLANG=${SYSCLUSTER_CLANG:-clang-19}
+PKG=${1:-gzip}
+CACHE=$ROOT/build/debian-src/$PKG
+W=$(mktemp -d "${TMPDIR:-/tmp}/sc-debian.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+say() { echo "debian $PKG: $*" >&2; }
+fail() { say "FAIL: $*"; exit 1; }
+
+# The source, once.
+if [ ! -f "$CACHE/.complete" ]; then
+  command -v dpkg-source > /dev/null || fail "dpkg-source is missing: scripts/install-deps.sh --bench"
+  rm -rf "$CACHE" && mkdir -p "$CACHE"
+  (cd "$CACHE" && apt-get source -qq "$PKG" > apt.log 2>&1) ||
+    fail "apt-get source $PKG failed (no deb-src line? scripts/install-deps.sh --bench adds it): $(tail -3 "$CACHE/apt.log")"
+  touch "$CACHE/.complete"
+fi
+SRC=$(find "$CACHE" -mindepth 1 -maxdepth 1 -type d | head -1)
+[ -n "$SRC" ] || fail "no source tree in $CACHE"
+say "source $(basename "$SRC")"
+
+# Debian's patches leave configure.ac newer than what autotools made from
+# it: the generated files are used as shipped, not regenerated.
+NOREGEN=(ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true MAKEINFO=true)
+# build DIR CC: the package's own build, with CC as given.
+build() {
+  local dir=$1 cc=$2
+  cp -a "$SRC" "$dir"
+  (cd "$dir" && ./configure -q CC="$cc" CFLAGS="-O2 -g" > configure.log 2>&1 &&
+    make -s -j2 "${NOREGEN[@]}" > make.log 2>&1) ||
+    fail "$dir: the build failed: $(tail -5 "$dir"/configure.log "$dir"/make.log 2>/dev/null)"
+}
+
+# The input: 8.1 MB of text (compressible), the same every run.
+seq 1 1150000 > "$W/input"  # 8.1 MB
+cd "$W"
+start=$(date +%s.%N)
+build plain "$CLANG"
+plain_s=$(python3 -c "import time,sys; print(f'{time.time()-float(sys.argv[1]):.1f}')" "$start")
+"$BIN" record -q -o prof.json -- plain/$PKG -c -n input > /dev/null
+"$BIN" advise -q prof.json --plan-out plan.json > advice.txt
+say "plan: $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' plan.json) clusters from the recorded run (advise: $(grep -A2 '^Recommendations' advice.txt | tail -1 | sed 's/^ *//'))"
+start=$(date +%s.%N)
+build sc "$BIN cc --plan $W/plan.json --remarks $W/remarks"
+sc_s=$(python3 -c "import time,sys; print(f'{time.time()-float(sys.argv[1]):.1f}')" "$start")
+say "build: ${plain_s} s with clang-19, ${sc_s} s with syscluster cc (configure included, one run each)"
+
+# Its own tests, on the rebuilt program.
+(cd sc && make -s check "${NOREGEN[@]}" > check.log 2>&1) || fail "make check of the rebuilt $PKG failed: $(tail -20 sc/check.log)"
+say "make check of the rebuilt program: passed ($(grep -cE '^PASS' sc/check.log || true) PASS lines)"
+
+# Behaviour: the same compressed bytes, the input back.
+for v in plain sc; do
+  "$v/$PKG" -c -n input > "$v.gz"
+  "$v/$PKG" -d -c "$v.gz" > "$v.out"
+  cmp -s input "$v.out" || fail "$v: decompressing gives other bytes"
+done
+cmp -s plain.gz sc.gz || fail "the two builds compress to different bytes"
+say "compress/decompress: the two builds give identical bytes, the input comes back"
+
+crossings() { "$BIN" stat --json -- "$@" 2>/dev/null | python3 -c '
+import json, sys
+out = sys.stdin.read()
+print(json.loads(out[out.index("{\n"):])["crossings"]["median"])'; }
+say "crossings compressing 8.1 MB: $(crossings plain/$PKG -c -n input) (clang-19) -> $(crossings sc/$PKG -c -n input) (syscluster cc)"
+
+# What the plugin did: every remark of the pass, by kind.
+python3 - "$W/remarks" <<'PY'
+import collections, glob, re, sys
+kinds = collections.Counter()
+examples = {}
+for f in glob.glob(sys.argv[1] + "/*.opt.yaml"):
+    for doc in open(f).read().split("\n--- ")[0:]:
+        m = re.search(r"^!(\w+)", doc.lstrip("-\n "), re.M)
+        name = re.search(r"^Name:\s+(\S+)", doc, re.M)
+        if not m or not name:
+            continue
+        text = "".join(re.findall(r"- String:\s+'((?:[^']|'')*)'", doc, re.S)).replace("''", "'")
+        text = re.sub(r"\s*\n\s*", " ", text)
+        key = f"{m.group(1)} {name.group(1)}"
+        kinds[key] += 1
+        examples.setdefault(key, text)
+print(f"remarks in {len(glob.glob(sys.argv[1] + '/*.opt.yaml'))} files:")
+for k, n in sorted(kinds.items()):
+    print(f"  {n:4d} {k}: e.g. {examples[k][:400]}")
+PY
