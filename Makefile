@@ -36,8 +36,10 @@ demo: build
 test: PROFILE = checked
 test: build check-generated browser lint test-rust test-c test-asan test-llvm test-install test-kmod
 
-# clippy with the pinned toolchain (rust-toolchain.toml): a warning fails.
+# rustfmt and clippy with the pinned toolchain (rust-toolchain.toml): a
+# file not formatted as rustfmt.toml says, or a warning, fails.
 lint:
+	$(CARGO) fmt --all --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 # Chromium for the HTML page test (which skips, saying so, only without it).

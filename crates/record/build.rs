@@ -24,7 +24,13 @@ fn main() {
         if let Err(e) = SkeletonBuilder::new()
             .source(&src)
             .clang(&clang)
-            .clang_args([std::ffi::OsString::from("-I"), dir.clone().into_os_string(), "-Wall".into(), "-Werror".into(), "-mcpu=v3".into()])
+            .clang_args([
+                std::ffi::OsString::from("-I"),
+                dir.clone().into_os_string(),
+                "-Wall".into(),
+                "-Werror".into(),
+                "-mcpu=v3".into(),
+            ])
             .build_and_generate(&skel)
         {
             panic!("building {}: {e:#}", src.display());

@@ -20,16 +20,7 @@ fn main() {
         .env_remove("MAKEFLAGS")
         .status()
         .expect("cannot run make to build runtime/ (the LD_PRELOAD library): is make installed?");
-    assert!(
-        status.success(),
-        "building runtime/ (the LD_PRELOAD library) failed"
-    );
-    println!(
-        "cargo:rustc-env=SYSCLUSTER_PRELOAD_BUILT={}",
-        out.join("libsyscluster-preload.so").display()
-    );
-    println!(
-        "cargo:rustc-env=SYSCLUSTER_SOURCE_ROOT={}",
-        manifest.join("../..").canonicalize().unwrap().display()
-    );
+    assert!(status.success(), "building runtime/ (the LD_PRELOAD library) failed");
+    println!("cargo:rustc-env=SYSCLUSTER_PRELOAD_BUILT={}", out.join("libsyscluster-preload.so").display());
+    println!("cargo:rustc-env=SYSCLUSTER_SOURCE_ROOT={}", manifest.join("../..").canonicalize().unwrap().display());
 }

@@ -41,16 +41,8 @@ fn cpu_ns(argv: &[String], outputs: &[&Path]) -> f64 {
     // SAFETY: zeroed rusage is valid; wait4 reaps the child we spawned.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(
-        pid,
-        child.id() as i32,
-        "wait4: {}",
-        std::io::Error::last_os_error()
-    );
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{argv:?} failed: status {status:#x}"
-    );
+    assert_eq!(pid, child.id() as i32, "wait4: {}", std::io::Error::last_os_error());
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{argv:?} failed: status {status:#x}");
     let t = |tv: libc::timeval| tv.tv_sec as f64 * 1e9 + tv.tv_usec as f64 * 1e3;
     t(ru.ru_utime) + t(ru.ru_stime)
 }
@@ -79,10 +71,12 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     let cache = d.path().join("cache");
     // libmulticall's figures play no part in these estimates.
     let calibrate = || {
-        let o = run(syscluster()
-            .env("XDG_CACHE_HOME", &cache)
-            .env("SYSCLUSTER_MC_CALIBRATE", "none")
-            .args(["calibrate", "-q", "--samples", "15"]));
+        let o = run(syscluster().env("XDG_CACHE_HOME", &cache).env("SYSCLUSTER_MC_CALIBRATE", "none").args([
+            "calibrate",
+            "-q",
+            "--samples",
+            "15",
+        ]));
         assert!(o.status.success(), "calibrate: {}", stderr(&o));
     };
     calibrate();
@@ -91,27 +85,67 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     random_file(&d.path().join("data"), 64 * 1024);
     random_file(&d.path().join("big"), 40 << 20);
     random_file(&d.path().join("page"), 20 << 20);
-    let (data, big, page, out) = (
-        s(&d.path().join("data")),
-        s(&d.path().join("big")),
-        s(&d.path().join("page")),
-        d.path().join("out"),
-    );
+    let (data, big, page, out) =
+        (s(&d.path().join("data")), s(&d.path().join("big")), s(&d.path().join("page")), d.path().join("out"));
     let n = "100000".to_string();
     let cases = vec![
-        Case { rule: "pread", what: "seekread → seekread_pread, 100,000 lseek+read of 512 B", before: vec![c("seekread"), data.clone(), n.clone()], after: vec![c("seekread_pread"), data.clone(), n.clone()], outputs: vec![] },
-        Case { rule: "coalesce-writes", what: "write8 → write8_coalesced (64 KiB buffer), 100,000 writes of 8 B", before: vec![c("write8"), s(&out), n.clone()], after: vec![c("write8_coalesced"), s(&out), n.clone()], outputs: vec![out.clone()] },
+        Case {
+            rule: "pread",
+            what: "seekread → seekread_pread, 100,000 lseek+read of 512 B",
+            before: vec![c("seekread"), data.clone(), n.clone()],
+            after: vec![c("seekread_pread"), data.clone(), n.clone()],
+            outputs: vec![],
+        },
+        Case {
+            rule: "coalesce-writes",
+            what: "write8 → write8_coalesced (64 KiB buffer), 100,000 writes of 8 B",
+            before: vec![c("write8"), s(&out), n.clone()],
+            after: vec![c("write8_coalesced"), s(&out), n.clone()],
+            outputs: vec![out.clone()],
+        },
         Case {
             rule: "coalesce-writes",
             what: "write8 → the same binary under `syscluster run --coalesce-writes`, 100,000 writes of 8 B",
             before: vec![c("write8"), s(&out), n.clone()],
-            after: vec![s(std::path::Path::new(env!("CARGO_BIN_EXE_syscluster"))), "run".into(), "--coalesce-writes".into(), "--".into(), c("write8"), s(&out), n.clone()],
+            after: vec![
+                s(std::path::Path::new(env!("CARGO_BIN_EXE_syscluster"))),
+                "run".into(),
+                "--coalesce-writes".into(),
+                "--".into(),
+                c("write8"),
+                s(&out),
+                n.clone(),
+            ],
             outputs: vec![out.clone()],
         },
-        Case { rule: "copy-offload", what: "copy → copy_cfr, 40 MiB in 4 KiB blocks", before: vec![c("copy"), big.clone(), s(&out)], after: vec![c("copy_cfr"), big.clone(), s(&out)], outputs: vec![out.clone()] },
-        Case { rule: "larger-block", what: "copy_block 4 KiB → 128 KiB, 40 MiB", before: vec![c("copy_block"), big.clone(), s(&out), "4096".into()], after: vec![c("copy_block"), big.clone(), s(&out), "131072".into()], outputs: vec![out.clone()] },
-        Case { rule: "select-clock", what: "selecttime → selecttime_vdso, 100,000 select + gettimeofday", before: vec![c("selecttime"), n.clone()], after: vec![c("selecttime_vdso"), n.clone()], outputs: vec![] },
-        Case { rule: "sendmmsg", what: "server → server_sendmmsg, 20 MiB in 1 KiB datagrams", before: vec![c("server"), page.clone()], after: vec![c("server_sendmmsg"), page.clone()], outputs: vec![] },
+        Case {
+            rule: "copy-offload",
+            what: "copy → copy_cfr, 40 MiB in 4 KiB blocks",
+            before: vec![c("copy"), big.clone(), s(&out)],
+            after: vec![c("copy_cfr"), big.clone(), s(&out)],
+            outputs: vec![out.clone()],
+        },
+        Case {
+            rule: "larger-block",
+            what: "copy_block 4 KiB → 128 KiB, 40 MiB",
+            before: vec![c("copy_block"), big.clone(), s(&out), "4096".into()],
+            after: vec![c("copy_block"), big.clone(), s(&out), "131072".into()],
+            outputs: vec![out.clone()],
+        },
+        Case {
+            rule: "select-clock",
+            what: "selecttime → selecttime_vdso, 100,000 select + gettimeofday",
+            before: vec![c("selecttime"), n.clone()],
+            after: vec![c("selecttime_vdso"), n.clone()],
+            outputs: vec![],
+        },
+        Case {
+            rule: "sendmmsg",
+            what: "server → server_sendmmsg, 20 MiB in 1 KiB datagrams",
+            before: vec![c("server"), page.clone()],
+            after: vec![c("server_sendmmsg"), page.clone()],
+            outputs: vec![],
+        },
     ];
     let mut rows = Vec::new();
     let mut failures = Vec::new();
@@ -123,7 +157,10 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
         // A calibration disturbed by other work can price a rewrite as no
         // cheaper, and the rule then (rightly) stays silent: measure again once.
         let advise = || {
-            let o = run(syscluster().env("XDG_CACHE_HOME", &cache).args(["advise", "-q", "--format", "json"]).arg(dir.join("strace.json")));
+            let o = run(syscluster()
+                .env("XDG_CACHE_HOME", &cache)
+                .args(["advise", "-q", "--format", "json"])
+                .arg(dir.join("strace.json")));
             assert!(o.status.success(), "advise: {}", stderr(&o));
             let a: Advice = serde_json::from_slice(&o.stdout).unwrap();
             assert_eq!(a.costs.source, "calibration");
@@ -170,16 +207,10 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
             ratio
         ));
         if !(0.5..=2.0).contains(&ratio) {
-            failures.push(format!(
-                "{}: measured/estimated = {} (tries)",
-                case.rule,
-                tries.join(", ")
-            ));
+            failures.push(format!("{}: measured/estimated = {} (tries)", case.rule, tries.join(", ")));
         }
     }
-    let cal = syscluster_advise::Calibration::load(&cache.join("syscluster/calibration.json"))
-        .unwrap()
-        .unwrap();
+    let cal = syscluster_advise::Calibration::load(&cache.join("syscluster/calibration.json")).unwrap().unwrap();
     let table = format!(
         "Measured on {} (crossing {:.0} ns, function call {:.1} ns).\n\n| rule | program, before → after | estimated saving (ms) | before (ms CPU) | after (ms CPU) | measured saving (ms) | measured / estimated |\n|---|---|---|---|---|---|---|\n{}\n",
         cal.machine,
@@ -190,8 +221,5 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::fs::write(dir.join("advise-savings.md"), &table).unwrap();
     eprintln!("{table}");
-    assert!(
-        failures.is_empty(),
-        "estimates off by more than 2×: {failures:?}\n{table}"
-    );
+    assert!(failures.is_empty(), "estimates off by more than 2×: {failures:?}\n{table}");
 }

@@ -13,12 +13,9 @@ use syscluster_advise::Advice;
 /// `advise --format json` of a profile, without a calibration (the rules do
 /// not depend on it; savings tests calibrate).
 fn advise(profile: &Path) -> Advice {
-    let o = run(syscluster()
-        .args(["advise", "-q", "--no-calibration", "--format", "json"])
-        .arg(profile));
+    let o = run(syscluster().args(["advise", "-q", "--no-calibration", "--format", "json"]).arg(profile));
     assert!(o.status.success(), "advise failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("advise printed no advice JSON: {e}"))
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("advise printed no advice JSON: {e}"))
 }
 
 /// Imports a strace log of `argv` and advises on it.
@@ -37,11 +34,7 @@ fn set(v: &[&str]) -> BTreeSet<String> {
 
 /// The labels of the nodes each recommendation of `rule` changes.
 fn labels(a: &Advice, rule: &str) -> Vec<Vec<String>> {
-    a.recommendations
-        .iter()
-        .filter(|r| r.rule == rule)
-        .map(|r| r.labels.clone())
-        .collect()
+    a.recommendations.iter().filter(|r| r.rule == rule).map(|r| r.labels.clone()).collect()
 }
 
 fn prog(name: &str) -> String {
@@ -57,29 +50,15 @@ fn copy_loop_gets_copy_file_range_larger_block_and_looped_multicall() {
     let d = tmp();
     random_file(&d.path().join("in"), 400_000);
     let a = strace_advice(d.path(), &[&prog("copy"), &p(&d, "in"), &p(&d, "out")]);
-    assert_eq!(
-        rules(&a),
-        set(&["copy-offload", "larger-block", "looped-multicall"])
-    );
+    assert_eq!(rules(&a), set(&["copy-offload", "larger-block", "looped-multicall"]));
     for r in ["copy-offload", "larger-block", "looped-multicall"] {
         assert_eq!(labels(&a, r), [["read(3)", "write(4)"]], "{r}");
     }
-    let c = a
-        .recommendations
-        .iter()
-        .find(|r| r.rule == "copy-offload")
-        .unwrap();
-    assert_eq!(
-        c.mechanism, "copy_file_range",
-        "both ends are regular files"
-    );
+    let c = a.recommendations.iter().find(|r| r.rule == "copy-offload").unwrap();
+    assert_eq!(c.mechanism, "copy_file_range", "both ends are regular files");
     assert!(c.saving.ns > 0.0 && c.saving.crossings_removed >= 190);
     assert!(
-        !a.recommendations
-            .iter()
-            .find(|r| r.rule == "looped-multicall")
-            .unwrap()
-            .applicable_here,
+        !a.recommendations.iter().find(|r| r.rule == "looped-multicall").unwrap().applicable_here,
         "no kernel module here"
     );
 }
@@ -91,15 +70,8 @@ fn short_writes_get_coalescing() {
     assert_eq!(rules(&a), set(&["coalesce-writes"]));
     assert_eq!(labels(&a, "coalesce-writes"), [["write(3)"]]);
     let r = &a.recommendations[0];
-    assert!(
-        r.how.contains("syscluster run --coalesce-writes"),
-        "a regular file: {}",
-        r.how
-    );
-    assert_eq!(
-        r.saving.crossings_removed, 1998,
-        "1999 consecutive writes become one"
-    );
+    assert!(r.how.contains("syscluster run --coalesce-writes"), "a regular file: {}", r.how);
+    assert_eq!(r.saving.crossings_removed, 1998, "1999 consecutive writes become one");
 }
 
 #[test]
@@ -112,11 +84,7 @@ fn threads_and_children_get_coalescing_per_descriptor() {
     l.sort();
     assert_eq!(l, [["write(5)"], ["write(6)"], ["write(7)"], ["write(8)"]]);
     let a = strace_advice(d.path(), &[&prog("forkexec"), &p(&d, "f"), "1000"]);
-    assert_eq!(
-        rules(&a),
-        set(&["coalesce-writes"]),
-        "the exec'd child's writes"
-    );
+    assert_eq!(rules(&a), set(&["coalesce-writes"]), "the exec'd child's writes");
     // stdio flushed after every record: the writes come from fflush.
     let a = strace_advice(d.path(), &[&prog("stdio"), &p(&d, "s"), "1000"]);
     assert_eq!(rules(&a), set(&["coalesce-writes"]));
@@ -156,9 +124,7 @@ fn open_fstat_read_close_gets_a_multicall() {
     let d = tmp();
     let dir = d.path().join("files");
     std::fs::create_dir(&dir).unwrap();
-    assert!(run(Command::new(corpus("openstat")).arg(&dir).arg("200"))
-        .status
-        .success());
+    assert!(run(Command::new(corpus("openstat")).arg(&dir).arg("200")).status.success());
     let a = strace_advice(d.path(), &[&prog("openstat"), dir.to_str().unwrap(), "200"]);
     assert_eq!(rules(&a), set(&["multicall"]));
     let l = &labels(&a, "multicall")[0];
@@ -171,17 +137,9 @@ fn open_fstat_read_close_gets_a_multicall() {
         .expect("the open/fstat/read/close path");
     // The fd of fstat and read is openat's result (close starts the path).
     let open_at = s.labels.iter().position(|l| l == "openat").unwrap();
-    let fed: BTreeSet<&str> = s
-        .dependencies
-        .iter()
-        .filter(|d| d.from == open_at)
-        .map(|d| s.labels[d.to].as_str())
-        .collect();
-    assert!(
-        fed.contains("newfstatat(3)") && fed.contains("read(3)"),
-        "{:?}",
-        s.dependencies
-    );
+    let fed: BTreeSet<&str> =
+        s.dependencies.iter().filter(|d| d.from == open_at).map(|d| s.labels[d.to].as_str()).collect();
+    assert!(fed.contains("newfstatat(3)") && fed.contains("read(3)"), "{:?}", s.dependencies);
 }
 
 #[test]
@@ -189,14 +147,8 @@ fn redundant_calls() {
     let d = tmp();
     let f = p(&d, "r");
     let red = prog("redundant");
-    assert_eq!(
-        rules(&strace_advice(d.path(), &[&red, &f, "1000", "lseek"])),
-        set(&["redundant-lseek"])
-    );
-    assert_eq!(
-        rules(&strace_advice(d.path(), &[&red, &f, "1000", "getpid"])),
-        set(&["redundant-getpid"])
-    );
+    assert_eq!(rules(&strace_advice(d.path(), &[&red, &f, "1000", "lseek"])), set(&["redundant-lseek"]));
+    assert_eq!(rules(&strace_advice(d.path(), &[&red, &f, "1000", "getpid"])), set(&["redundant-getpid"]));
     let a = strace_advice(d.path(), &[&red, &f, "1000", "fstat"]);
     // fstat + pread of the same bytes each time: the fstat is redundant; the
     // pair is also a (kernel-module) multi-call.
@@ -218,11 +170,7 @@ fn stat_storm_reopen_datagrams_and_raw_clock() {
     let a = strace_advice(d.path(), &[&prog("reopen"), &p(&d, "conf"), "300"]);
     assert!(rules(&a).contains("reopen-same-file"), "{:?}", rules(&a));
     assert_eq!(
-        a.recommendations
-            .iter()
-            .find(|r| r.rule == "reopen-same-file")
-            .unwrap()
-            .parameters["path"],
+        a.recommendations.iter().find(|r| r.rule == "reopen-same-file").unwrap().parameters["path"],
         p(&d, "conf")
     );
     let a = strace_advice(d.path(), &[&prog("udprecv"), "40"]);
@@ -248,12 +196,7 @@ fn clean_and_rewritten_programs_get_nothing() {
         // CPU-time clocks: a system call the vDSO cannot avoid.
         vec![prog("cputime"), "2000".into()],
         vec![prog("copy_cfr"), p(&d, "in"), p(&d, "o3")],
-        vec![
-            prog("copy_block"),
-            p(&d, "in"),
-            p(&d, "o4"),
-            "131072".into(),
-        ],
+        vec![prog("copy_block"), p(&d, "in"), p(&d, "o4"), "131072".into()],
         vec![prog("write8_coalesced"), p(&d, "o5"), "5000".into()],
         vec![prog("seekread_pread"), p(&d, "data"), "1000".into()],
         vec![prog("selecttime_vdso"), "1000".into()],
@@ -269,16 +212,8 @@ fn clean_and_rewritten_programs_get_nothing() {
 /// Records with code locations (ptrace: no privileges needed).
 fn record(dir: &Path, argv: &[&str]) -> std::path::PathBuf {
     let out = dir.join("rec.json");
-    let o = run(syscluster()
-        .args(["record", "-q", "--backend", "ptrace", "-o"])
-        .arg(&out)
-        .arg("--")
-        .args(argv));
-    assert!(
-        o.status.success() && out.exists(),
-        "record failed: {}",
-        stderr(&o)
-    );
+    let o = run(syscluster().args(["record", "-q", "--backend", "ptrace", "-o"]).arg(&out).arg("--").args(argv));
+    assert!(o.status.success() && out.exists(), "record failed: {}", stderr(&o));
     out
 }
 
@@ -305,43 +240,35 @@ fn recommendations_point_at_the_right_lines() {
     let s = a
         .sequences
         .iter()
-        .find(|s| s.kind == "loop" && s.labels == [format!("read(file {})", p(&d, "in")), format!("write(file {})", p(&d, "out"))])
+        .find(|s| {
+            s.kind == "loop"
+                && s.labels == [format!("read(file {})", p(&d, "in")), format!("write(file {})", p(&d, "out"))]
+        })
         .unwrap();
     assert_eq!(s.placement.class, "adjacent", "{:?}", s.placement);
 
     let seek = record(d.path(), &[&prog("seekread"), &p(&d, "data"), "1000"]);
     assert_eq!(places(&advise(&seek), "pread"), set(&["seekread.c:25"]));
     let w8 = record(d.path(), &[&prog("write8"), &p(&d, "w"), "2000"]);
-    assert_eq!(
-        places(&advise(&w8), "coalesce-writes"),
-        set(&["write8.c:23"])
-    );
+    assert_eq!(places(&advise(&w8), "coalesce-writes"), set(&["write8.c:23"]));
     // Writes issued inside libc (fflush) point at the program's own call.
     let so = record(d.path(), &[&prog("stdio"), &p(&d, "so"), "1000"]);
     assert!(places(&advise(&so), "coalesce-writes").contains("stdio.c:34"));
     let st = record(d.path(), &[&prog("selecttime"), "1000"]);
-    assert_eq!(
-        places(&advise(&st), "select-clock"),
-        set(&["selecttime.c:31", "selecttime.c:33"])
-    );
+    assert_eq!(places(&advise(&st), "select-clock"), set(&["selecttime.c:31", "selecttime.c:33"]));
     random_file(&d.path().join("page"), 200_000);
     let srv = record(d.path(), &[&prog("server"), &p(&d, "page")]);
     let a = advise(&srv);
     assert_eq!(places(&a, "sendmmsg"), set(&["server.c:32", "server.c:33"]));
-    assert_eq!(
-        places(&a, "looped-multicall"),
-        set(&["server.c:32", "server.c:33"])
-    );
+    assert_eq!(places(&a, "looped-multicall"), set(&["server.c:32", "server.c:33"]));
 }
 
 /// The build-id `readelf -n` prints for a file.
 fn readelf_build_id(path: &Path) -> Option<String> {
     let o = Command::new("readelf").arg("-n").arg(path).output().ok()?;
-    String::from_utf8_lossy(&o.stdout).lines().find_map(|l| {
-        l.trim()
-            .strip_prefix("Build ID: ")
-            .map(|s| s.trim().to_string())
-    })
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(|s| s.trim().to_string()))
 }
 
 #[test]
@@ -351,49 +278,21 @@ fn plan_out_names_clusters_locations_and_build_ids() {
     let profile = record(d.path(), &[&prog("copy"), &p(&d, "in"), &p(&d, "out")]);
     let plan_path = d.path().join("plan.json");
     let o = run(syscluster()
-        .args([
-            "advise",
-            "-q",
-            "--no-calibration",
-            "-o",
-            "/dev/null",
-            "--plan-out",
-        ])
+        .args(["advise", "-q", "--no-calibration", "-o", "/dev/null", "--plan-out"])
         .arg(&plan_path)
         .arg(&profile));
     assert!(o.status.success(), "{}", stderr(&o));
     let plan = Plan::load(&plan_path).expect("a valid plan");
     let rules: BTreeSet<&str> = plan.clusters.iter().map(|c| c.rule.as_str()).collect();
+    assert_eq!(rules, ["copy-offload", "larger-block", "looped-multicall"].into());
+    let c = plan.clusters.iter().find(|c| c.rule == "copy-offload").unwrap();
     assert_eq!(
-        rules,
-        ["copy-offload", "larger-block", "looped-multicall"].into()
-    );
-    let c = plan
-        .clusters
-        .iter()
-        .find(|c| c.rule == "copy-offload")
-        .unwrap();
-    assert_eq!(
-        c.calls
-            .iter()
-            .map(|x| (x.syscall.as_str(), x.descriptor.clone()))
-            .collect::<Vec<_>>(),
+        c.calls.iter().map(|x| (x.syscall.as_str(), x.descriptor.clone())).collect::<Vec<_>>(),
         [("read", Some(format!("file {}", p(&d, "in")))), ("write", Some(format!("file {}", p(&d, "out"))))]
     );
-    assert_eq!(
-        c.calls[1].results.get("count"),
-        Some(&0),
-        "write's count is read's result"
-    );
-    assert!(c
-        .locations
-        .iter()
-        .all(|l| l.module.ends_with("/bin/copy") && l.function.as_deref() == Some("main")));
-    let m = plan
-        .modules
-        .iter()
-        .find(|m| m.path.ends_with("/bin/copy"))
-        .expect("the program's module");
+    assert_eq!(c.calls[1].results.get("count"), Some(&0), "write's count is read's result");
+    assert!(c.locations.iter().all(|l| l.module.ends_with("/bin/copy") && l.function.as_deref() == Some("main")));
+    let m = plan.modules.iter().find(|m| m.path.ends_with("/bin/copy")).expect("the program's module");
     let want = readelf_build_id(&corpus("copy")).expect("gcc on Debian writes a build-id");
     assert_eq!(m.build_id.as_deref(), Some(want.as_str()));
 }
@@ -404,36 +303,18 @@ fn formats_and_bad_input() {
     let a = strace_advice(d.path(), &[&prog("write8"), &p(&d, "w"), "2000"]);
     assert_eq!(a.advice_version, 1);
     let profile = d.path().join("strace.json");
-    let o = run(syscluster()
-        .args(["advise", "-q", "--no-calibration"])
-        .arg(&profile));
+    let o = run(syscluster().args(["advise", "-q", "--no-calibration"]).arg(&profile));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        text.contains("#1 Coalesce consecutive small writes") && text.contains("[coalesce-writes]"),
-        "{text}"
-    );
+    assert!(text.contains("#1 Coalesce consecutive small writes") && text.contains("[coalesce-writes]"), "{text}");
     let html = d.path().join("a.html");
-    let o = run(syscluster()
-        .args(["advise", "-q", "--no-calibration", "--format", "html", "-o"])
-        .arg(&html)
-        .arg(&profile));
+    let o =
+        run(syscluster().args(["advise", "-q", "--no-calibration", "--format", "html", "-o"]).arg(&html).arg(&profile));
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("data-rule=\"coalesce-writes\""));
     // Self-contained: nothing to fetch (the SVG namespace URI is a name, not a fetch).
-    for fetch in [
-        "src=",
-        "<link",
-        "url(http",
-        "url(//",
-        "@import",
-        "fetch(",
-        "XMLHttpRequest",
-    ] {
-        assert!(
-            !page.contains(fetch),
-            "the page would fetch something: {fetch}"
-        );
+    for fetch in ["src=", "<link", "url(http", "url(//", "@import", "fetch(", "XMLHttpRequest"] {
+        assert!(!page.contains(fetch), "the page would fetch something: {fetch}");
     }
     // Not a profile, missing file: one line, exit 1.
     std::fs::write(d.path().join("junk.json"), "{\"a\": 1}").unwrap();
@@ -454,8 +335,7 @@ fn calibration_is_measured_cached_checked_and_used() {
     // libmulticall's figures are tested below, once.
     let sc = || {
         let mut c = syscluster();
-        c.env("XDG_CACHE_HOME", &cache)
-            .env("SYSCLUSTER_MC_CALIBRATE", "none");
+        c.env("XDG_CACHE_HOME", &cache).env("SYSCLUSTER_MC_CALIBRATE", "none");
         c
     };
     // Without one, advise falls back to the profile's times and says so.
@@ -470,66 +350,36 @@ fn calibration_is_measured_cached_checked_and_used() {
     let o = run(sc().args(["calibrate", "-q", "--samples", "3"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        out.contains("system call (getppid)") && out.contains("function call"),
-        "{out}"
-    );
-    let c = syscluster_advise::Calibration::load(&cal_file)
-        .unwrap()
-        .expect("a stored calibration");
-    assert!(
-        c.crossing.ratio > 10.0,
-        "a crossing costs more than 10 function calls: {:?}",
-        c.crossing
-    );
-    assert!(
-        c.cost("write", "file", 8).is_some()
-            && c.cost("copy_file_range", "file", 1 << 20).is_some()
-    );
+    assert!(out.contains("system call (getppid)") && out.contains("function call"), "{out}");
+    let c = syscluster_advise::Calibration::load(&cal_file).unwrap().expect("a stored calibration");
+    assert!(c.crossing.ratio > 10.0, "a crossing costs more than 10 function calls: {:?}", c.crossing);
+    assert!(c.cost("write", "file", 8).is_some() && c.cost("copy_file_range", "file", 1 << 20).is_some());
     assert_eq!(c.machine, syscluster_advise::calibration::Machine::here());
-    let o = run(sc()
-        .args(["advise", "-q", "--format", "json"])
-        .arg(&profile));
+    let o = run(sc().args(["advise", "-q", "--format", "json"]).arg(&profile));
     let a: Advice = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(a.costs.source, "calibration");
     assert_eq!(a.costs.crossing_ns, c.crossing.syscall_ns);
     // A calibration of another kernel is refused, with what to do.
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&cal_file).unwrap()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cal_file).unwrap()).unwrap();
     v["machine"]["kernel"] = "4.19.0 #1 SMP".into();
     std::fs::write(&cal_file, serde_json::to_vec(&v).unwrap()).unwrap();
     let o = run(sc().args(["advise", "-q"]).arg(&profile));
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(
-        e.contains("stale calibration")
-            && e.contains("4.19.0")
-            && e.contains("syscluster calibrate"),
-        "{e}"
-    );
+    assert!(e.contains("stale calibration") && e.contains("4.19.0") && e.contains("syscluster calibrate"), "{e}");
     // … unless asked to measure again.
-    let o = run(sc()
-        .args(["advise", "-q", "--recalibrate", "--format", "json"])
-        .arg(&profile));
+    let o = run(sc().args(["advise", "-q", "--recalibrate", "--format", "json"]).arg(&profile));
     assert!(o.status.success(), "{}", stderr(&o));
     let a: Advice = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(a.costs.source, "calibration");
-    let c2 = syscluster_advise::Calibration::load(&cal_file)
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        c2.machine,
-        syscluster_advise::calibration::Machine::here(),
-        "rewritten for this machine"
-    );
+    let c2 = syscluster_advise::Calibration::load(&cal_file).unwrap().unwrap();
+    assert_eq!(c2.machine, syscluster_advise::calibration::Machine::here(), "rewritten for this machine");
     // A corrupt one is an error, not a silent fallback.
     std::fs::write(&cal_file, "{\"calibration_version\": 1, \"tool\": ").unwrap();
     let o = run(sc().args(["advise", "-q"]).arg(&profile));
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("corrupt calibration"), "{}", stderr(&o));
-    let o = run(sc()
-        .args(["advise", "-q", "--no-calibration"])
-        .arg(&profile));
+    let o = run(sc().args(["advise", "-q", "--no-calibration"]).arg(&profile));
     assert!(o.status.success());
 }
 
@@ -538,40 +388,24 @@ fn calibration_includes_libmulticall_backends_when_built() {
     let mc = root().join("libmulticall/build/mc-calibrate");
     if !mc.exists() {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "CI builds libmulticall: {} is missing", mc.display());
-        eprintln!(
-            "SKIP: libmulticall is not built here ({} is missing)",
-            mc.display()
-        );
+        eprintln!("SKIP: libmulticall is not built here ({} is missing)", mc.display());
         return;
     }
     let d = tmp();
-    let o = run(syscluster()
-        .env("XDG_CACHE_HOME", d.path())
-        .env_remove("SYSCLUSTER_MC_CALIBRATE")
-        .args(["calibrate", "--quick", "-q"]));
+    let o = run(syscluster().env("XDG_CACHE_HOME", d.path()).env_remove("SYSCLUSTER_MC_CALIBRATE").args([
+        "calibrate",
+        "--quick",
+        "-q",
+    ]));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        out.contains("libmulticall backends, measured by") && out.contains("io_uring:"),
-        "{out}"
-    );
+    assert!(out.contains("libmulticall backends, measured by") && out.contains("io_uring:"), "{out}");
     // Stored twice: verbatim in syscluster's file, and where the library reads it.
-    let c = syscluster_advise::Calibration::load(&d.path().join("syscluster/calibration.json"))
-        .unwrap()
-        .unwrap();
+    let c = syscluster_advise::Calibration::load(&d.path().join("syscluster/calibration.json")).unwrap().unwrap();
     let m = c.multicall.as_ref().expect("libmulticall's figures");
     assert_eq!(m.data["format_version"], 1);
-    assert!(d
-        .path()
-        .join("syscluster/multicall-calibration.json")
-        .exists());
-    assert!(
-        !syscluster_advise::calibration::MulticallDecisions::of(m)
-            .min_run
-            .is_empty(),
-        "{}",
-        m.data["decisions"]
-    );
+    assert!(d.path().join("syscluster/multicall-calibration.json").exists());
+    assert!(!syscluster_advise::calibration::MulticallDecisions::of(m).min_run.is_empty(), "{}", m.data["decisions"]);
 }
 
 #[test]
@@ -579,33 +413,15 @@ fn folded_stacks_of_real_profiles() {
     let d = tmp();
     random_file(&d.path().join("in"), 100_000);
     let p_ = strace_profile(d.path(), &[&prog("copy"), &p(&d, "in"), &p(&d, "out")]);
-    let o = run(syscluster()
-        .args(["report", "--format", "folded"])
-        .arg(d.path().join("strace.json")));
+    let o = run(syscluster().args(["report", "--format", "folded"]).arg(d.path().join("strace.json")));
     assert!(o.status.success());
     let f = String::from_utf8(o.stdout).unwrap();
-    let total: u64 = f
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
-        .sum();
+    let total: u64 = f.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
     assert_eq!(total, p_.meta.total_calls);
-    assert!(
-        f.lines().any(|l| l.starts_with("[unknown];read ")),
-        "no code locations in a strace log: {f}"
-    );
+    assert!(f.lines().any(|l| l.starts_with("[unknown];read ")), "no code locations in a strace log: {f}");
     let rec = record(d.path(), &[&prog("copy"), &p(&d, "in"), &p(&d, "out")]);
-    let o = run(syscluster()
-        .args(["report", "--format", "folded"])
-        .arg(&rec));
+    let o = run(syscluster().args(["report", "--format", "folded"]).arg(&rec));
     let f = String::from_utf8(o.stdout).unwrap();
-    assert!(
-        f.lines()
-            .any(|l| l.starts_with("copy;main (copy.c:24);read ")),
-        "{f}"
-    );
-    assert!(
-        f.lines()
-            .any(|l| l.starts_with("copy;main (copy.c:25);write ")),
-        "{f}"
-    );
+    assert!(f.lines().any(|l| l.starts_with("copy;main (copy.c:24);read ")), "{f}");
+    assert!(f.lines().any(|l| l.starts_with("copy;main (copy.c:25);write ")), "{f}");
 }

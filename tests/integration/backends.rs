@@ -10,7 +10,13 @@ use syscluster_model::Profile;
 fn record(dir: &Path, name: &str, args: &[&str], argv: &[String]) -> Result<Profile, String> {
     let out = dir.join(format!("{name}.json"));
     // Keyed by fd number, as aggregate mode and `strace_profile` key them.
-    let o = run(syscluster().current_dir(dir).args(["record", "-q", "--node-key", "fd", "-o"]).arg(&out).args(args).arg("--").args(argv));
+    let o = run(syscluster()
+        .current_dir(dir)
+        .args(["record", "-q", "--node-key", "fd", "-o"])
+        .arg(&out)
+        .args(args)
+        .arg("--")
+        .args(argv));
     if !out.exists() {
         return Err(stderr(&o));
     }

@@ -66,7 +66,8 @@ fn inconsistent_profile_is_refused() {
     // A real profile, then an edge that names a node that does not exist.
     let d = tmp();
     let _ = strace_profile(d.path(), &[corpus("write8").to_str().unwrap(), d.path().join("w").to_str().unwrap(), "5"]);
-    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(d.path().join("strace.json")).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("strace.json")).unwrap()).unwrap();
     v["edges"][0]["to"] = serde_json::json!(100000);
     let f = d.path().join("bad.json");
     std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
@@ -77,7 +78,15 @@ fn inconsistent_profile_is_refused() {
 fn command_that_does_not_exist() {
     let d = tmp();
     for backend in ["bpf", "ptrace"] {
-        let o = run(syscluster().current_dir(d.path()).args(["record", "-q", "--backend", backend, "--", "/no/such/program", "x"]));
+        let o = run(syscluster().current_dir(d.path()).args([
+            "record",
+            "-q",
+            "--backend",
+            backend,
+            "--",
+            "/no/such/program",
+            "x",
+        ]));
         if stderr(&o).contains("BPF is not available") && !is_root() {
             eprintln!("skipping the bpf case: {}", stderr(&o));
             continue;

@@ -10,42 +10,19 @@ use std::process::Command;
 
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser"].iter().find_map(|name| {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {name}"))
-            .output()
-            .ok()?;
-        o.status
-            .success()
-            .then(|| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        let o = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?;
+        o.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
     })
 }
 
 /// Loads `page` (with `fragment`) headless; returns the DOM after scripts ran.
-fn render(
-    browser: &Path,
-    page: &Path,
-    fragment: &str,
-    screenshot: &Path,
-    profile_dir: &Path,
-) -> String {
+fn render(browser: &Path, page: &Path, fragment: &str, screenshot: &Path, profile_dir: &Path) -> String {
     let url = format!("file://{}{fragment}", page.display());
     let o = run(Command::new("timeout")
         .arg("120")
         .arg(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-        ])
-        .args([
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1280,2400",
-            "--hide-scrollbars",
-        ])
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"])
+        .args(["--disable-component-update", "--disable-sync", "--window-size=1280,2400", "--hide-scrollbars"])
         .arg(format!("--user-data-dir={}", profile_dir.display()))
         .arg(format!("--screenshot={}", screenshot.display()))
         .arg("--dump-dom")
@@ -62,9 +39,7 @@ fn count(hay: &str, needle: &str) -> usize {
 fn page_renders_graph_details_and_recommendations_in_chromium() {
     let Some(browser) = chromium() else {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "CI installs Chromium (make browser)");
-        eprintln!(
-            "SKIP: Chromium is not installed (scripts/install-deps.sh --browser installs it)"
-        );
+        eprintln!("SKIP: Chromium is not installed (scripts/install-deps.sh --browser installs it)");
         return;
     };
     let d = tmp();
@@ -83,23 +58,12 @@ fn page_renders_graph_details_and_recommendations_in_chromium() {
         .arg(&page)
         .arg(d.path().join("strace.json")));
     assert!(o.status.success(), "{}", stderr(&o));
-    let read = p
-        .nodes
-        .iter()
-        .find(|n| p.label(n.id) == "read(3)")
-        .expect("read(3)")
-        .id;
+    let read = p.nodes.iter().find(|n| p.label(n.id) == "read(3)").expect("read(3)").id;
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("advise-html");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join("copy.png");
     let _ = std::fs::remove_file(&shot);
-    let dom = render(
-        &browser,
-        &page,
-        &format!("#node={read}"),
-        &shot,
-        &d.path().join("chromium"),
-    );
+    let dom = render(&browser, &page, &format!("#node={read}"), &shot, &d.path().join("chromium"));
 
     // The graph: one <g class="node"> per drawn node, as many as the script says it drew.
     assert!(dom.contains("id=\"graph-svg\""), "no graph in:\n{dom}");
@@ -111,51 +75,29 @@ fn page_renders_graph_details_and_recommendations_in_chromium() {
         .expect("data-rendered");
     assert!(drawn >= 10, "{drawn} nodes drawn");
     assert_eq!(count(&dom, "<g class=\"node"), drawn);
-    assert!(
-        count(&dom, "class=\"edge\"") >= drawn - 1,
-        "edges join the nodes"
-    );
+    assert!(count(&dom, "class=\"edge\"") >= drawn - 1, "edges join the nodes");
     assert!(dom.contains("data-label=\"read(3)\"") && dom.contains("data-label=\"write(4)\""));
-    assert!(
-        count(&dom, "<g class=\"node advised") >= 2,
-        "the advised nodes are marked"
-    );
+    assert!(count(&dom, "<g class=\"node advised") >= 2, "the advised nodes are marked");
     // The clicked node's panel: its value profiles.
-    let panel = dom
-        .split("<aside id=\"details\"")
-        .nth(1)
-        .expect("details panel");
+    let panel = dom.split("<aside id=\"details\"").nth(1).expect("details panel");
     assert!(
         panel.starts_with(&format!(" data-node=\"{read}\"")),
         "node {read} selected: {}",
         &panel[..200.min(panel.len())]
     );
     assert!(
-        panel.contains("<h3>read(3)</h3>")
-            && panel.contains("value profiles of read")
-            && panel.contains("4096 ("),
+        panel.contains("<h3>read(3)</h3>") && panel.contains("value profiles of read") && panel.contains("4096 ("),
         "{}",
         &panel[..800.min(panel.len())]
     );
     // The ranked recommendations.
-    for (rank, rule) in [
-        (1, "copy-offload"),
-        (2, "larger-block"),
-        (3, "looped-multicall"),
-    ] {
-        assert!(
-            dom.contains(&format!("id=\"rec-{rank}\" data-rule=\"{rule}\"")),
-            "#{rank} {rule}"
-        );
+    for (rank, rule) in [(1, "copy-offload"), (2, "larger-block"), (3, "looped-multicall")] {
+        assert!(dom.contains(&format!("id=\"rec-{rank}\" data-rule=\"{rule}\"")), "#{rank} {rule}");
     }
     assert!(dom.contains("copy_file_range(3, NULL, 4, NULL"));
     // The screenshot.
     let png = std::fs::read(&shot).expect("a screenshot");
-    assert!(
-        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000,
-        "{} bytes",
-        png.len()
-    );
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000, "{} bytes", png.len());
 
     // `report --format html` draws the same graph, with the advice.
     let page2 = d.path().join("report.html");
@@ -165,13 +107,7 @@ fn page_renders_graph_details_and_recommendations_in_chromium() {
         .arg(&page2)
         .arg(d.path().join("strace.json")));
     assert!(o.status.success(), "{}", stderr(&o));
-    let dom = render(
-        &browser,
-        &page2,
-        "",
-        &shots.join("report.png"),
-        &d.path().join("chromium"),
-    );
+    let dom = render(&browser, &page2, "", &shots.join("report.png"), &d.path().join("chromium"));
     assert!(dom.contains("id=\"graph-svg\"") && dom.contains("data-rule=\"copy-offload\""));
     assert!(dom.contains("<section id=\"io\">") && dom.contains("<section id=\"sequences\">"));
 }
@@ -180,9 +116,7 @@ fn page_renders_graph_details_and_recommendations_in_chromium() {
 fn page_without_edges_still_draws_its_nodes() {
     let Some(browser) = chromium() else {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "CI installs Chromium (make browser)");
-        eprintln!(
-            "SKIP: Chromium is not installed (scripts/install-deps.sh --browser installs it)"
-        );
+        eprintln!("SKIP: Chromium is not installed (scripts/install-deps.sh --browser installs it)");
         return;
     };
     let d = tmp();
@@ -196,16 +130,7 @@ fn page_without_edges_still_draws_its_nodes() {
     assert!(o.status.success(), "{}", stderr(&o));
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("advise-html");
     std::fs::create_dir_all(&shots).unwrap();
-    let dom = render(
-        &browser,
-        &page,
-        "",
-        &shots.join("clean_few.png"),
-        &d.path().join("chromium"),
-    );
-    assert!(
-        dom.contains("id=\"no-recommendations\""),
-        "a clean program gets no recommendation"
-    );
+    let dom = render(&browser, &page, "", &shots.join("clean_few.png"), &d.path().join("chromium"));
+    assert!(dom.contains("id=\"no-recommendations\""), "a clean program gets no recommendation");
     assert!(count(&dom, "<g class=\"node") >= 5);
 }

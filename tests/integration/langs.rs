@@ -12,7 +12,12 @@ const WRITES: u64 = 2000;
 /// The 1-based line of `tests/corpus/<source>` holding `marker`.
 fn marked_line(source: &str, marker: &str) -> u32 {
     let text = std::fs::read_to_string(root().join("tests/corpus").join(source)).unwrap();
-    let lines: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.contains(marker) && !l.trim_start().starts_with("//")).map(|(i, _)| i + 1).collect();
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(marker) && !l.trim_start().starts_with("//"))
+        .map(|(i, _)| i + 1)
+        .collect();
     assert_eq!(lines.len(), 1, "{source}: one line marked {marker}");
     lines[0] as u32
 }
@@ -30,14 +35,31 @@ fn writes_located_in_own_code(program: &std::path::Path, file: &str, line: u32) 
     }
     for (name, flags) in backends {
         let json = d.path().join(format!("{name}.json"));
-        let o = run(syscluster().arg("record").args(&flags).args(["-q", "-o"]).arg(&json).arg("--").arg(program).arg(&out).arg(WRITES.to_string()));
+        let o = run(syscluster()
+            .arg("record")
+            .args(&flags)
+            .args(["-q", "-o"])
+            .arg(&json)
+            .arg("--")
+            .arg(program)
+            .arg(&out)
+            .arg(WRITES.to_string()));
         assert!(o.status.success(), "{name}: record failed: {}", stderr(&o));
         assert_eq!(std::fs::metadata(&out).unwrap().len(), 8 * WRITES, "{name}: the program's output");
         let p = Profile::load(&json).unwrap();
         let writes: Vec<_> = p.nodes.iter().filter(|n| n.syscall == "write" && n.count >= WRITES).collect();
-        assert_eq!(writes.len(), 1, "{name}: one node for the record writes: {:?}", p.nodes.iter().map(|n| (&n.syscall, n.count)).collect::<Vec<_>>());
+        assert_eq!(
+            writes.len(),
+            1,
+            "{name}: one node for the record writes: {:?}",
+            p.nodes.iter().map(|n| (&n.syscall, n.count)).collect::<Vec<_>>()
+        );
         let sites = &writes[0].callsites;
-        let located: u64 = sites.iter().filter(|c| c.location.file.as_deref().is_some_and(|f| f.ends_with(file)) && c.location.line == Some(line)).map(|c| c.count).sum();
+        let located: u64 = sites
+            .iter()
+            .filter(|c| c.location.file.as_deref().is_some_and(|f| f.ends_with(file)) && c.location.line == Some(line))
+            .map(|c| c.count)
+            .sum();
         assert_eq!(located, WRITES, "{name}: every write located at {file}:{line}; locations: {sites:#?}");
     }
 }
@@ -47,7 +69,10 @@ fn go_writes_are_located_in_main_go_not_the_go_runtime() {
     let _ = corpus("write8"); // builds the corpus
     let program = root().join("tests/corpus/bin/gowrite");
     if !program.exists() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "no Go toolchain: tests/corpus/bin/gowrite was not built (install golang-go)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no Go toolchain: tests/corpus/bin/gowrite was not built (install golang-go)"
+        );
         eprintln!("skipping: no Go toolchain (tests/corpus/bin/gowrite not built)");
         return;
     }

@@ -25,12 +25,21 @@ fn path_search_and_launch_are_not_the_programs() {
         assert!(o.status.success(), "{label}: {}", stderr(&o));
         let p = Profile::load(&out).unwrap();
         let execve: Vec<_> = p.nodes.iter().filter(|n| n.syscall == "execve").collect();
-        assert_eq!(execve.iter().map(|n| n.count).sum::<u64>(), 1, "{label}: only the program's own execve: {execve:?}");
+        assert_eq!(
+            execve.iter().map(|n| n.count).sum::<u64>(),
+            1,
+            "{label}: only the program's own execve: {execve:?}"
+        );
         assert_eq!(execve[0].errors, 0, "{label}");
         for n in &p.nodes {
             for c in &n.callsites {
                 let f = c.location.function.as_deref().unwrap_or("");
-                assert!(!f.starts_with("_ZN") && !f.contains("syscluster_record"), "{label}: {} at {:?}", n.syscall, c.location);
+                assert!(
+                    !f.starts_with("_ZN") && !f.contains("syscluster_record"),
+                    "{label}: {} at {:?}",
+                    n.syscall,
+                    c.location
+                );
             }
         }
         if label != "bpf-aggregate" {
@@ -52,7 +61,14 @@ fn program_started_through_a_link_is_named_as_typed() {
             continue; // no code locations without --node-key callsite
         }
         let out = d.path().join(format!("{label}.json"));
-        let o = run(syscluster().args(["record", "-q", "-o"]).arg(&out).args(&args).arg("--").arg(&link).arg(d.path().join("w")).arg("10"));
+        let o = run(syscluster()
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args(&args)
+            .arg("--")
+            .arg(&link)
+            .arg(d.path().join("w"))
+            .arg("10"));
         assert!(o.status.success(), "{label}: {}", stderr(&o));
         let p = Profile::load(&out).unwrap();
         let write = p.nodes.iter().find(|n| n.syscall == "write" && n.count >= 10).expect("the writes");
@@ -68,7 +84,12 @@ fn blocked_time_is_apart_from_working_time() {
     let d = tmp();
     for (label, args) in record_backends() {
         let out = d.path().join(format!("{label}.json"));
-        let o = run(syscluster().args(["record", "-q", "-o"]).arg(&out).args(&args).args(["--", "sh", "-c", "sleep 0.3; exit 0"]));
+        let o = run(syscluster().args(["record", "-q", "-o"]).arg(&out).args(&args).args([
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.3; exit 0",
+        ]));
         assert!(o.status.success(), "{label}: {}", stderr(&o));
         let p = Profile::load(&out).unwrap();
         let report = String::from_utf8(run(syscluster().arg("report").arg(&out)).stdout).unwrap();
@@ -78,14 +99,19 @@ fn blocked_time_is_apart_from_working_time() {
             continue;
         }
         assert!(p.meta.collected.blocked_time, "{label}");
-        let sleep = p.nodes.iter().find(|n| n.syscall == "clock_nanosleep" || n.syscall == "nanosleep").expect("the sleep");
+        let sleep =
+            p.nodes.iter().find(|n| n.syscall == "clock_nanosleep" || n.syscall == "nanosleep").expect("the sleep");
         assert!(sleep.blocked_ns >= 250_000_000, "{label}: a 0.3 s sleep is blocked: {sleep:?}");
         assert!(sleep.working_ns() * 10 < sleep.kernel_ns, "{label}: and hardly working: {sleep:?}");
         let wait = p.nodes.iter().find(|n| n.syscall == "wait4").expect("sh waits for sleep");
         assert!(wait.blocked_ns >= 250_000_000, "{label}: {wait:?}");
         assert!(report.contains(" blocked (off the CPU"), "{label}: {report}");
         let working: u64 = p.nodes.iter().map(|n| n.working_ns()).sum();
-        assert!(working < p.meta.duration_ns, "{label}: working time {working} within the wall time {}", p.meta.duration_ns);
+        assert!(
+            working < p.meta.duration_ns,
+            "{label}: working time {working} within the wall time {}",
+            p.meta.duration_ns
+        );
     }
 }
 
@@ -94,7 +120,12 @@ fn blocked_time_is_apart_from_working_time() {
 fn report_wide_cuts_nothing() {
     let d = tmp();
     let out = d.path().join("p.json");
-    let o = run(syscluster().args(["record", "-q", "--backend", "ptrace", "-o"]).arg(&out).args(["--", "sh", "-c", "ls / >/dev/null; ls / >/dev/null"]));
+    let o = run(syscluster().args(["record", "-q", "--backend", "ptrace", "-o"]).arg(&out).args([
+        "--",
+        "sh",
+        "-c",
+        "ls / >/dev/null; ls / >/dev/null",
+    ]));
     assert!(o.status.success(), "{}", stderr(&o));
     let p = Profile::load(&out).unwrap();
     let longest = p

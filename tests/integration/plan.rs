@@ -18,11 +18,7 @@ use syscluster_advise::plan::Plan;
 /// plan of its advice to `dir/NAME.plan`.
 fn plan_of(dir: &Path, name: &str, argv: &[&str]) -> PathBuf {
     let profile = dir.join(format!("{name}.json"));
-    let o = run(syscluster()
-        .args(["record", "-q", "--backend", "ptrace", "-o"])
-        .arg(&profile)
-        .arg("--")
-        .args(argv));
+    let o = run(syscluster().args(["record", "-q", "--backend", "ptrace", "-o"]).arg(&profile).arg("--").args(argv));
     assert!(o.status.success(), "record failed: {}", stderr(&o));
     let plan = dir.join(format!("{name}.plan"));
     let o = run(syscluster()
@@ -93,11 +89,7 @@ fn coalesce_writes_at_the_planned_site() {
     let o = run_with(&["-v", "--plan", s(&plan)], &[s(&w8), s(&b), "20000"]);
     assert_eq!(o.status.code(), plain.status.code(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    assert!(
-        stderr(&o).contains("coalesced at write8.c:23"),
-        "-v says where: {}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("coalesced at write8.c:23"), "-v says where: {}", stderr(&o));
     // 20000 writes of 8 bytes: 4 made before deferring starts, then every
     // 8193rd goes out with a full 64 KiB buffer in one writev (2 of them),
     // and the last 3610 records in one write at close. (60 s bound: no
@@ -153,7 +145,8 @@ fn only_the_planned_site_is_coalesced() {
     // B's 5000 writes are made as they are; of A's, the first 4 (before
     // deferring starts) and one that writes out the other 4996 when B's
     // first write, made directly, must not overtake them.
-    let c = counts(&under(&["--flush-interval", "60000", "--plan", s(&only_a)], &[s(&exe), &f("a3"), &f("b3"), "5000"]));
+    let c =
+        counts(&under(&["--flush-interval", "60000", "--plan", s(&only_a)], &[s(&exe), &f("a3"), &f("b3"), "5000"]));
     assert_eq!((n(&c, "write"), n(&c, "writev")), (5000 + 5, 0), "{c:?}");
 }
 
@@ -189,7 +182,8 @@ fn getpid_from_the_cache_at_the_planned_site() {
     // Against the runtime loaded without a plan (its own, its guardian's
     // and the supervisor's getpid counted alike: both coalesce, so both
     // start a guardian): the program's 3000 are gone.
-    let base = counts(&under(&["--coalesce-writes", "--plan", s(&empty(&plan))], &[s(&red), &f("r3"), "3000", "getpid"]));
+    let base =
+        counts(&under(&["--coalesce-writes", "--plan", s(&empty(&plan))], &[s(&red), &f("r3"), "3000", "getpid"]));
     let planned = counts(&under(&["--coalesce-writes", "--plan", s(&plan)], &[s(&red), &f("r4"), "3000", "getpid"]));
     assert!(n(&base, "getpid") >= 3000);
     assert_eq!(n(&planned, "getpid"), n(&base, "getpid") - 3000, "{planned:?}");
@@ -285,7 +279,10 @@ fn a_stale_plan_is_refused_before_the_program_runs() {
             assert!(p.modules[0].build_id.is_some());
         } else {
             assert!(p.modules[0].build_id.is_none());
-            assert!(p.clusters[0].locations.iter().all(|l| l.code_hash.is_some()), "code hashes stand in for the build-id");
+            assert!(
+                p.clusters[0].locations.iter().all(|l| l.code_hash.is_some()),
+                "code hashes stand in for the build-id"
+            );
         }
         // Unchanged: applied.
         let out = d.path().join("out");
@@ -373,7 +370,11 @@ fn plans_naming_files_that_are_not_regular_are_refused_at_once() {
     cases.push((s(&fifo).to_string(), format!("{} is a FIFO, not a regular file", s(&fifo))));
     for (module, kind) in [("/dev/zero", "a character device"), (s(&fifo), "a FIFO")] {
         let mut p = Plan::load(&plan).unwrap();
-        p.modules.push(syscluster_advise::plan::Module { path: module.into(), build_id: Some("00aa".into()), status: "ok".into() });
+        p.modules.push(syscluster_advise::plan::Module {
+            path: module.into(),
+            build_id: Some("00aa".into()),
+            status: "ok".into(),
+        });
         let f = d.path().join(format!("bad-module-{}.plan", cases.len()));
         std::fs::write(&f, p.to_json()).unwrap();
         cases.push((s(&f).to_string(), format!("{module} is {kind}, not a regular file")));
@@ -402,7 +403,8 @@ fn a_plan_larger_than_the_runtime_holds_says_what_is_left_out() {
     let w8 = corpus("write8");
     let plan = plan_of(d.path(), "w8", &[s(&w8), s(&d.path().join("rec")), "2000"]);
     let mut p = Plan::load(&plan).unwrap();
-    let first = p.clusters.iter().find(|c| c.mechanism == "writev-coalescing").expect("write8's plan coalesces").clone();
+    let first =
+        p.clusters.iter().find(|c| c.mechanism == "writev-coalescing").expect("write8's plan coalesces").clone();
     p.clusters = (1..=10_000)
         .map(|id| {
             let mut c = first.clone();

@@ -207,7 +207,9 @@ fn serve_memcached(memcached: &Path, memcaslap: &Path, sub: &[&str], conns: u32,
 
 #[test]
 fn memcached_request_loop_is_one_loop_and_runs_under_the_runtime() {
-    let (Some(memcached), Some(memcaslap)) = (program("memcached", "memcached"), program("memcaslap", "libmemcached-tools")) else {
+    let (Some(memcached), Some(memcaslap)) =
+        (program("memcached", "memcached"), program("memcaslap", "libmemcached-tools"))
+    else {
         return;
     };
     let d = tmp();
@@ -215,14 +217,19 @@ fn memcached_request_loop_is_one_loop_and_runs_under_the_runtime() {
     let mut shapes = Vec::new();
     for conns in [4u32, 16] {
         let out = d.path().join(format!("memcached-{conns}.json"));
-        let (_, port) = serve_memcached(&memcached, &memcaslap, &["record", "-q", "-o", out.to_str().unwrap()], conns, ops as u32);
+        let (_, port) =
+            serve_memcached(&memcached, &memcaslap, &["record", "-q", "-o", out.to_str().unwrap()], conns, ops as u32);
         let p = Profile::load(&out).expect("the server's profile");
         assert_eq!(p.meta.node_key.as_str(), "descriptor");
         let name = format!("memcached, {conns} connections");
         // One node per call on the connections, whatever their number.
         let conn = |s: &str| format!("{s}(accepted tcp 127.0.0.1:{port})");
         let g = Graph(&p);
-        assert!(g.count(&conn("read")) > ops && g.count(&conn("sendmsg")) >= ops, "{name}: {:?}", g.heavy_edges(ops / 10));
+        assert!(
+            g.count(&conn("read")) > ops && g.count(&conn("sendmsg")) >= ops,
+            "{name}: {:?}",
+            g.heavy_edges(ops / 10)
+        );
         for call in ["read", "sendmsg"] {
             let nodes = p.nodes.iter().filter(|n| n.syscall == call && p.label(n.id).contains("accepted")).count();
             assert_eq!(nodes, 1, "{name}: {call} of the connections is {nodes} nodes");
@@ -237,7 +244,9 @@ fn memcached_request_loop_is_one_loop_and_runs_under_the_runtime() {
             v
         };
         let mut runs = 0;
-        for form in [vec![conn("read"), conn("sendmsg")], vec!["epoll_wait(epoll)".into(), conn("read"), conn("sendmsg")]] {
+        for form in
+            [vec![conn("read"), conn("sendmsg")], vec!["epoll_wait(epoll)".into(), conn("read"), conn("sendmsg")]]
+        {
             let loops: Vec<_> = p.sequences.loops.iter().filter(|l| labels(l) == form).collect();
             assert_eq!(loops.len(), 1, "{name}: the request loop {form:?} is found {} times", loops.len());
             runs += loops[0].weight;
@@ -247,8 +256,12 @@ fn memcached_request_loop_is_one_loop_and_runs_under_the_runtime() {
         assert!(shares <= 1.0 + 1e-9, "{name}: loop shares add up to {:.1} %", shares * 100.0);
         // The busy nodes on descriptors, ports aside, do not change with the
         // connections (the clock thread's sleeps count the seconds).
-        let busy: std::collections::BTreeSet<_> =
-            p.nodes.iter().filter(|n| n.count >= ops / 20 && n.key.has_descriptor()).map(|n| p.label(n.id).replace(&port.to_string(), "P")).collect();
+        let busy: std::collections::BTreeSet<_> = p
+            .nodes
+            .iter()
+            .filter(|n| n.count >= ops / 20 && n.key.has_descriptor())
+            .map(|n| p.label(n.id).replace(&port.to_string(), "P"))
+            .collect();
         shapes.push(busy);
 
         let (text, advice) = report_and_advise(&out);
@@ -289,7 +302,11 @@ fn python_with_openssl_loaded_has_its_short_writes_coalesced() {
     let plain = run(Command::new(python).arg(script).arg(d.path().join("plain.out")).arg(n.to_string()));
     assert!(plain.status.success(), "{}", stderr(&plain));
     let want = std::fs::read(d.path().join("plain.out")).unwrap();
-    assert!(String::from_utf8_lossy(&plain.stdout).starts_with("OpenSSL "), "{}", String::from_utf8_lossy(&plain.stdout));
+    assert!(
+        String::from_utf8_lossy(&plain.stdout).starts_with("OpenSSL "),
+        "{}",
+        String::from_utf8_lossy(&plain.stdout)
+    );
 
     let json = d.path().join("python.json");
     let (o, p) = record(d.path(), &json, &[python, script, "recorded.out", &n.to_string()]);
@@ -372,7 +389,10 @@ fn make_j2_is_recorded_with_all_its_children_and_builds_the_same_under_run() {
     let g = Graph(&p);
     assert!(g.count("read(many files)") >= p.meta.processes, "{} processes: {:?}", p.meta.processes, g.heavy_edges(50));
     assert!(
-        p.sequences.loops.iter().any(|l| l.weight >= p.meta.processes && l.nodes.iter().any(|&n| p.label(n) == "mmap(many files)")),
+        p.sequences
+            .loops
+            .iter()
+            .any(|l| l.weight >= p.meta.processes && l.nodes.iter().any(|&n| p.label(n) == "mmap(many files)")),
         "no loop over the libraries: {:?}",
         g.heavy_edges(50)
     );
@@ -385,7 +405,14 @@ fn make_j2_is_recorded_with_all_its_children_and_builds_the_same_under_run() {
     let o = run_v(&ran, &[make, "-j2"]);
     assert_eq!(built(&ran), want, "the build differs under run");
     let lines = runtime_lines(&stderr(&o));
-    assert_eq!(lines.len() as u64, p.meta.processes, "the runtime in {} processes of {}: {}", lines.len(), p.meta.processes, stderr(&o));
+    assert_eq!(
+        lines.len() as u64,
+        p.meta.processes,
+        "the runtime in {} processes of {}: {}",
+        lines.len(),
+        p.meta.processes,
+        stderr(&o)
+    );
     for prog in ["make", "cc1", "as", "ld"] {
         assert!(lines.iter().any(|l| l.0 == prog), "no runtime in {prog}: {}", stderr(&o));
     }
@@ -447,7 +474,11 @@ fn git_on_three_thousand_files_is_recorded_and_run_unchanged() {
     // file of its own: calls in passing on many files, one node each, not
     // one per file, and git add's loop over the files is one loop.
     let g = Graph(&p);
-    assert!(g.count("read(many files)") >= files && g.count("write(many files)") >= files, "{:?}", g.heavy_edges(files / 2));
+    assert!(
+        g.count("read(many files)") >= files && g.count("write(many files)") >= files,
+        "{:?}",
+        g.heavy_edges(files / 2)
+    );
     assert!(p.nodes.len() < 500, "{} nodes for {files} files", p.nodes.len());
     let over_files = |call: &str| {
         p.sequences.loops.iter().any(|l| l.weight * 10 >= files * 9 && l.nodes.iter().any(|&n| p.label(n) == call))

@@ -7,7 +7,10 @@ use syscluster_model::Profile;
 fn copy_profile(d: &std::path::Path) -> std::path::PathBuf {
     let input = d.join("in");
     random_file(&input, 5 * 4096);
-    let _ = strace_profile(d, &[corpus("copy").to_str().unwrap(), input.to_str().unwrap(), d.join("out").to_str().unwrap()]);
+    let _ = strace_profile(
+        d,
+        &[corpus("copy").to_str().unwrap(), input.to_str().unwrap(), d.join("out").to_str().unwrap()],
+    );
     d.join("strace.json")
 }
 
@@ -21,7 +24,9 @@ fn text_fits_80_columns_and_has_every_section() {
     for line in text.lines() {
         assert!(line.chars().count() <= 80, "too wide ({}): {line}", line.chars().count());
     }
-    for section in ["Top system calls", "Top edges", "Hot sequences", "Loops", "Value profiles", "I/O patterns", "Losses"] {
+    for section in
+        ["Top system calls", "Top edges", "Hot sequences", "Loops", "Value profiles", "I/O patterns", "Losses"]
+    {
         assert!(text.contains(section), "missing {section}");
     }
     assert!(text.lines().next().unwrap().starts_with("syscluster profile of:"), "no losses: the title comes first");
@@ -50,7 +55,11 @@ fn dot_renders_with_graphviz() {
     let svg = String::from_utf8_lossy(&svg.stdout);
     assert!(svg.contains("<svg") && svg.contains("read(3)"));
     // The heaviest edge is drawn widest.
-    let widths: Vec<f64> = dot.lines().filter_map(|l| l.split("penwidth=").nth(1)).map(|w| w.split(',').next().unwrap().parse().unwrap()).collect();
+    let widths: Vec<f64> = dot
+        .lines()
+        .filter_map(|l| l.split("penwidth=").nth(1))
+        .map(|w| w.split(',').next().unwrap().parse().unwrap())
+        .collect();
     assert!(widths[0] >= *widths.last().unwrap());
 }
 

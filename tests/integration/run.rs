@@ -16,7 +16,11 @@ fn run_keeps_output_and_exit_status() {
     // The exit status passes through, signals as 128 + N.
     let o = run(syscluster().args(["run", "--"]).arg(corpus("killed")).arg(d.path().join("k")).arg("10").arg("segv"));
     assert_eq!(o.status.code(), Some(128 + 11));
-    assert_eq!(std::fs::read(d.path().join("k")).unwrap(), b"killme!\n".repeat(10), "acknowledged writes survive SIGSEGV");
+    assert_eq!(
+        std::fs::read(d.path().join("k")).unwrap(),
+        b"killme!\n".repeat(10),
+        "acknowledged writes survive SIGSEGV"
+    );
     let o = run(syscluster().args(["run", "--", "/no/such/cmd"]));
     assert_eq!(o.status.code(), Some(127));
     assert!(stderr(&o).contains("command not found"));
@@ -47,7 +51,11 @@ fn stat_whose_reader_went_away_ends_as_the_command_does() {
 #[test]
 fn stat_json_counts_and_times() {
     let d = tmp();
-    let o = run(syscluster().args(["stat", "--json", "-r", "2", "--"]).arg(corpus("write8")).arg(d.path().join("w")).arg("300"));
+    let o = run(syscluster()
+        .args(["stat", "--json", "-r", "2", "--"])
+        .arg(corpus("write8"))
+        .arg(d.path().join("w"))
+        .arg("300"));
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stat --json is JSON");
     assert_eq!(v["format_version"], 1);
@@ -83,7 +91,10 @@ fn ignored_signals(cmd: &mut std::process::Command, ignore_sigpipe: bool) -> Str
     let o = run(cmd);
     assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    out.lines().find(|l| l.starts_with("SigIgn:")).unwrap_or_else(|| panic!("{cmd:?} printed no SigIgn: {out}")).to_owned()
+    out.lines()
+        .find(|l| l.starts_with("SigIgn:"))
+        .unwrap_or_else(|| panic!("{cmd:?} printed no SigIgn: {out}"))
+        .to_owned()
 }
 
 /// `run`, `record` and `stat` start the program with the signal
@@ -140,8 +151,23 @@ fn the_small_binary_runs_programs_as_the_full_cli_does() {
     assert!(built.status.success(), "gcc -static failed (libc6-dev provides libc.a)");
     let lines: Vec<Vec<std::ffi::OsString>> = vec![
         vec!["run".into(), "--".into(), "sh".into(), "-c".into(), "echo out; echo err >&2; exit 3".into()],
-        vec!["run".into(), "-v".into(), "--flush-interval=7".into(), "--".into(), "sh".into(), "-c".into(), "kill -TERM $$".into()],
-        vec!["run".into(), "--coalesce-writes=16".into(), "--".into(), corpus("write8").into(), out.clone().into(), "200".into()],
+        vec![
+            "run".into(),
+            "-v".into(),
+            "--flush-interval=7".into(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            "kill -TERM $$".into(),
+        ],
+        vec![
+            "run".into(),
+            "--coalesce-writes=16".into(),
+            "--".into(),
+            corpus("write8").into(),
+            out.clone().into(),
+            "200".into(),
+        ],
         vec!["run".into(), "--".into(), stat.clone().into()],
         vec!["run".into(), "--".into(), "/no/such/cmd".into()],
     ];

@@ -17,10 +17,11 @@ use syscluster_advise::Advice;
 fn advice_on_recorded_programs_refers_to_the_untraced_run() {
     let d = tmp();
     let cache = d.path().join("cache");
-    let o = run(syscluster()
-        .env("XDG_CACHE_HOME", &cache)
-        .env("SYSCLUSTER_MC_CALIBRATE", "none")
-        .args(["calibrate", "-q", "--quick"]));
+    let o = run(syscluster().env("XDG_CACHE_HOME", &cache).env("SYSCLUSTER_MC_CALIBRATE", "none").args([
+        "calibrate",
+        "-q",
+        "--quick",
+    ]));
     assert!(o.status.success(), "calibrate: {}", stderr(&o));
     let cal = syscluster_advise::Calibration::load(&cache.join("syscluster/calibration.json"))
         .unwrap()
@@ -67,13 +68,21 @@ fn advice_on_recorded_programs_refers_to_the_untraced_run() {
             a.costs.run_ns,
             p.meta.duration_ns
         );
-        assert!(a.recommendations.iter().any(|r| r.rule == rule), "{what}: no {rule}: {:?}", a.recommendations.iter().map(|r| &r.rule).collect::<Vec<_>>());
+        assert!(
+            a.recommendations.iter().any(|r| r.rule == rule),
+            "{what}: no {rule}: {:?}",
+            a.recommendations.iter().map(|r| &r.rule).collect::<Vec<_>>()
+        );
         for r in &a.recommendations {
             let s = &r.saving;
             assert!(s.ns <= a.costs.run_ns, "{what}: {} saves {} ns of a {} ns run", r.rule, s.ns, a.costs.run_ns);
             let expected = if of_cpu { "untraced CPU time, estimated" } else { "untraced run, estimated" };
             assert_eq!(s.share_of, expected, "{what}: {}", r.rule);
-            assert!((s.share_of_run - s.ns / a.costs.run_ns).abs() < 1e-9, "{what}: {}: the share is not of the untraced run", r.rule);
+            assert!(
+                (s.share_of_run - s.ns / a.costs.run_ns).abs() < 1e-9,
+                "{what}: {}: the share is not of the untraced run",
+                r.rule
+            );
         }
         let o = run(syscluster().env("XDG_CACHE_HOME", &cache).args(["advise", "-q"]).arg(&prof));
         let text = String::from_utf8_lossy(&o.stdout);

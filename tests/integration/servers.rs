@@ -20,7 +20,8 @@ fn serve(dir: &Path, name: &str, record: &[&str], import: Option<&[&str]>, conns
     let _ = std::fs::remove_file(&port_file);
     let out = dir.join(format!("{name}.json"));
     let log = dir.join(format!("{name}.log"));
-    let server = [corpus("tcpserver").to_str().unwrap().to_string(), port_file.to_str().unwrap().into(), conns.to_string()];
+    let server =
+        [corpus("tcpserver").to_str().unwrap().to_string(), port_file.to_str().unwrap().into(), conns.to_string()];
     let mut child = match import {
         Some(_) => Command::new("strace")
             .env_remove("LD_LIBRARY_PATH")

@@ -113,13 +113,21 @@ fn detached_tasks_are_not_waited_for_unless_followed() {
         // Followed: recorded to its end.
         let out = d.path().join(format!("{label}-follow.json"));
         let script = format!("setsid sh -c 'sleep 0.3; touch {}' & exit 4", marker.display());
-        let o = run(syscluster().args(["record", "-q", "--follow-detached", "-o"]).arg(&out).args(&args).args(["--", "sh", "-c", &script]));
+        let o = run(syscluster()
+            .args(["record", "-q", "--follow-detached", "-o"])
+            .arg(&out)
+            .args(&args)
+            .args(["--", "sh", "-c", &script]));
         assert_eq!(o.status.code(), Some(4), "{label}: {}", stderr(&o));
         assert!(marker.exists(), "{label}: --follow-detached waits for the daemon");
         let p = Profile::load(&out).unwrap();
         assert_eq!(p.meta.left_running, 0, "{label}");
         let touched = p.nodes.iter().any(|n| n.syscall == "utimensat" || n.syscall == "openat");
-        assert!(touched && p.meta.processes >= 4, "{label}: the daemon's calls are in the profile ({} processes)", p.meta.processes);
+        assert!(
+            touched && p.meta.processes >= 4,
+            "{label}: the daemon's calls are in the profile ({} processes)",
+            p.meta.processes
+        );
 
         // Followed (always, under ptrace), and the recorder interrupted
         // after the command ended.
@@ -142,7 +150,11 @@ fn detached_tasks_are_not_waited_for_unless_followed() {
 /// Not followed (BPF): record returns with the command, the daemon runs on.
 fn not_followed(dir: &Path, label: &str, args: &[&str], pidfile: &Path, marker: &Path) {
     let out = dir.join(format!("{label}.json"));
-    let script = format!("setsid sh -c 'echo $$ > {}; sleep 30; touch {}' >/dev/null 2>&1 & exit 4", pidfile.display(), marker.display());
+    let script = format!(
+        "setsid sh -c 'echo $$ > {}; sleep 30; touch {}' >/dev/null 2>&1 & exit 4",
+        pidfile.display(),
+        marker.display()
+    );
     // Not -q: the note about the tasks left is wanted. The daemon does not
     // hold the pipes that collect it.
     let o = run(syscluster().args(["record", "-o"]).arg(&out).args(args).args(["--", "sh", "-c", &script]));

@@ -9,20 +9,30 @@ fn copy_program_of_seed_000() {
     let input = d.path().join("in");
     random_file(&input, 10 * 4096 + 100); // k = 11 blocks
     let out = d.path().join("out");
-    let p = strace_profile(d.path(), &[corpus("copy").to_str().unwrap(), input.to_str().unwrap(), out.to_str().unwrap()]);
+    let p =
+        strace_profile(d.path(), &[corpus("copy").to_str().unwrap(), input.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(std::fs::read(&input).unwrap(), std::fs::read(&out).unwrap());
     let g = Graph(&p);
     assert_eq!(g.edge("read(3)", "write(4)"), 11);
     assert_eq!(g.edge("write(4)", "read(3)"), 11);
     assert_eq!(g.count("write(4)"), 11);
     // The loop is found, entered at read, with its share of all crossings.
-    let l = p.sequences.loops.iter().find(|s| s.nodes.iter().any(|&n| p.label(n) == "write(4)")).expect("the copy loop");
-    assert_eq!(p.label(l.nodes[0]), "read(3)", "loops: {:?}", p.sequences.loops.iter().map(|s| s.nodes.iter().map(|&n| p.label(n)).collect::<Vec<_>>()).collect::<Vec<_>>());
+    let l =
+        p.sequences.loops.iter().find(|s| s.nodes.iter().any(|&n| p.label(n) == "write(4)")).expect("the copy loop");
+    assert_eq!(
+        p.label(l.nodes[0]),
+        "read(3)",
+        "loops: {:?}",
+        p.sequences.loops.iter().map(|s| s.nodes.iter().map(|&n| p.label(n)).collect::<Vec<_>>()).collect::<Vec<_>>()
+    );
     assert_eq!(l.weight, 11);
     assert_eq!(l.crossings, 22);
     assert!((l.share - 22.0 / p.meta.total_calls as f64).abs() < 1e-9);
     // Data dependency: write's count is read's result in every iteration.
-    let (r, w) = (p.nodes.iter().find(|n| p.label(n.id) == "read(3)").unwrap().id, p.nodes.iter().find(|n| p.label(n.id) == "write(4)").unwrap().id);
+    let (r, w) = (
+        p.nodes.iter().find(|n| p.label(n.id) == "read(3)").unwrap().id,
+        p.nodes.iter().find(|n| p.label(n.id) == "write(4)").unwrap().id,
+    );
     let e = p.edges.iter().find(|e| e.from == r && e.to == w).unwrap();
     assert_eq!(e.result_matches.iter().find(|m| m.arg == 2).map(|m| m.count), Some(11));
     // I/O patterns of both files.
@@ -65,7 +75,11 @@ fn open_fstat_read_close_of_many_files() {
     assert_eq!(g.edge("access", "access"), 39);
     let small = p.io_patterns.iter().filter(|f| f.path.starts_with(dir.to_str().unwrap())).count();
     assert_eq!(small, 40);
-    assert!(p.io_patterns.iter().filter(|f| f.path.starts_with(dir.to_str().unwrap())).all(|f| f.class == "one-shot small file"));
+    assert!(p
+        .io_patterns
+        .iter()
+        .filter(|f| f.path.starts_with(dir.to_str().unwrap()))
+        .all(|f| f.class == "one-shot small file"));
 }
 
 #[test]

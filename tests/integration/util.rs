@@ -46,7 +46,8 @@ pub fn stderr(o: &Output) -> String {
 /// by fd number (the tests that use it name nodes `read(3)`).
 pub fn strace_profile(dir: &Path, argv: &[&str]) -> Profile {
     let log = dir.join("strace.log");
-    let o = run(Command::new("strace").env_remove("LD_LIBRARY_PATH").args(["-f", "-ttt", "-T", "-o"]).arg(&log).args(argv));
+    let o =
+        run(Command::new("strace").env_remove("LD_LIBRARY_PATH").args(["-f", "-ttt", "-T", "-o"]).arg(&log).args(argv));
     assert!(log.exists(), "strace wrote no log: {}", stderr(&o));
     let json = dir.join("strace.json");
     let o = run(syscluster().args(["import-strace", "-q", "--node-key", "fd"]).arg(&log).arg("-o").arg(&json));

@@ -20,10 +20,8 @@ fn code(o: &Output) -> i32 {
 
 /// The (original, candidate) figures of a row of the table.
 fn row(out: &str, name: &str) -> (String, String) {
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with(name))
-        .unwrap_or_else(|| panic!("no {name} row in:\n{out}"));
+    let line =
+        out.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("no {name} row in:\n{out}"));
     let v: Vec<&str> = line.split_whitespace().collect();
     (v[v.len() - 2].to_string(), v[v.len() - 1].to_string())
 }
@@ -34,30 +32,12 @@ fn identical_programs_pass() {
     let (w, c) = (corpus("write8"), corpus("write8_coalesced"));
     let o = verify(
         d.path(),
-        &[
-            "-r",
-            "2",
-            "--",
-            w.to_str().unwrap(),
-            "out",
-            "1000",
-            ":::",
-            c.to_str().unwrap(),
-            "out",
-            "1000",
-        ],
+        &["-r", "2", "--", w.to_str().unwrap(), "out", "1000", ":::", c.to_str().unwrap(), "out", "1000"],
     );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains("same: stdout, stderr, exit status and files are identical"),
-        "{out}"
-    );
-    assert_eq!(
-        row(&out, "files created"),
-        ("1".into(), "1".into()),
-        "{out}"
-    );
+    assert!(out.contains("same: stdout, stderr, exit status and files are identical"), "{out}");
+    assert_eq!(row(&out, "files created"), ("1".into(), "1".into()), "{out}");
     // write8_coalesced makes one write per 4 KiB instead of one per 8 bytes.
     let (a, b) = row(&out, "crossings");
     let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
@@ -151,25 +131,10 @@ fn a_fault_that_never_fires_is_an_error() {
     let d = tmp();
     let w = corpus("write8");
     let w = w.to_str().unwrap();
-    let o = verify(
-        d.path(),
-        &[
-            "--inject",
-            "write:EIO@100",
-            "--",
-            w,
-            "out",
-            "5",
-            ":::",
-            w,
-            "out",
-            "5",
-        ],
-    );
+    let o = verify(d.path(), &["--inject", "write:EIO@100", "--", w, "out", "5", ":::", w, "out", "5"]);
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     assert!(
-        stderr(&o)
-            .contains("fault write:EIO@100 was never injected: the original made 5 such calls"),
+        stderr(&o).contains("fault write:EIO@100 was never injected: the original made 5 such calls"),
         "{}",
         stderr(&o)
     );
@@ -183,31 +148,13 @@ fn bad_arguments_exit_2_with_one_line() {
     let cases: &[(&[&str], &str)] = &[
         (&["--", w, "out", "5"], "expected ORIGINAL… ::: CANDIDATE…"),
         (&["--", w, ":::"], "both sides of `:::` need a command"),
-        (
-            &["--inject", "write:ENOSPC", "--", w, ":::", w],
-            "bad fault \"write:ENOSPC\": no @K",
-        ),
-        (
-            &["--inject", "wirte:EIO@1", "--", w, ":::", w],
-            "no system call \"wirte\"",
-        ),
-        (
-            &["--inject", "close:short@1", "--", w, ":::", w],
-            "close has no size argument",
-        ),
-        (
-            &["--run", "--inject", "write:EIO@1", "--", w, "out", "5"],
-            "--inject cannot be used with --run",
-        ),
+        (&["--inject", "write:ENOSPC", "--", w, ":::", w], "bad fault \"write:ENOSPC\": no @K"),
+        (&["--inject", "wirte:EIO@1", "--", w, ":::", w], "no system call \"wirte\""),
+        (&["--inject", "close:short@1", "--", w, ":::", w], "close has no size argument"),
+        (&["--run", "--inject", "write:EIO@1", "--", w, "out", "5"], "--inject cannot be used with --run"),
         (&["--run", "--", w, ":::", w], "--run takes one command"),
-        (
-            &["--fs-limit", "12X", "--", w, ":::", w],
-            "bad --fs-limit \"12X\"",
-        ),
-        (
-            &["--", "/nonexistent/prog", ":::", w],
-            "command not found: /nonexistent/prog",
-        ),
+        (&["--fs-limit", "12X", "--", w, ":::", w], "bad --fs-limit \"12X\""),
+        (&["--", "/nonexistent/prog", ":::", w], "command not found: /nonexistent/prog"),
     ];
     for (args, want) in cases {
         let o = verify(d.path(), args);
@@ -228,10 +175,7 @@ fn bad_arguments_exit_2_with_one_line() {
 fn run_against_the_runtime_on_write8() {
     let d = tmp();
     let w = corpus("write8");
-    let o = verify(
-        d.path(),
-        &["--run", "--", w.to_str().unwrap(), "out", "20000"],
-    );
+    let o = verify(d.path(), &["--run", "--", w.to_str().unwrap(), "out", "20000"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     let (a, b) = row(&out, "crossings");
@@ -246,24 +190,8 @@ fn run_against_the_runtime_on_write8() {
 fn run_with_a_full_file_system() {
     let d = tmp();
     let w = corpus("write8");
-    let o = verify(
-        d.path(),
-        &[
-            "--run",
-            "--fs-limit",
-            "16K",
-            "--",
-            w.to_str().unwrap(),
-            "out",
-            "4000",
-        ],
-    );
+    let o = verify(d.path(), &["--run", "--fs-limit", "16K", "--", w.to_str().unwrap(), "out", "4000"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     // The file system did fill up: write8 failed in both.
-    assert_eq!(
-        row(&stdout(&o), "exit"),
-        ("1".into(), "1".into()),
-        "{}",
-        stdout(&o)
-    );
+    assert_eq!(row(&stdout(&o), "exit"), ("1".into(), "1".into()), "{}", stdout(&o));
 }

@@ -147,21 +147,14 @@ impl MulticallDecisions {
         let mut min_run = std::collections::BTreeMap::new();
         if let Some(o) = d["min_run"].as_object() {
             for (k, v) in o {
-                if let (Some(a), Some(b)) = (
-                    v.get(0).and_then(|x| x.as_u64()),
-                    v.get(1).and_then(|x| x.as_u64()),
-                ) {
+                if let (Some(a), Some(b)) = (v.get(0).and_then(|x| x.as_u64()), v.get(1).and_then(|x| x.as_u64())) {
                     min_run.insert(k.clone(), (a, b));
                 }
             }
         }
-        let uring_wins = d["uring_min"]
-            .as_object()
-            .is_some_and(|o| o.values().any(|v| v.as_u64().is_some_and(|n| n > 0)));
-        MulticallDecisions {
-            min_run,
-            uring_wins,
-        }
+        let uring_wins =
+            d["uring_min"].as_object().is_some_and(|o| o.values().any(|v| v.as_u64().is_some_and(|n| n > 0)));
+        MulticallDecisions { min_run, uring_wins }
     }
 }
 
@@ -237,25 +230,18 @@ impl Calibration {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(CalibrationError::Io(path.to_path_buf(), e)),
         };
-        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            CalibrationError::Corrupt(path.to_path_buf(), format!("invalid JSON: {e}"))
-        })?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), format!("invalid JSON: {e}")))?;
         match v.get("calibration_version").and_then(|x| x.as_u64()) {
-            None => {
-                return Err(CalibrationError::Corrupt(
-                    path.to_path_buf(),
-                    "no calibration_version".into(),
-                ))
-            }
+            None => return Err(CalibrationError::Corrupt(path.to_path_buf(), "no calibration_version".into())),
             Some(n) if n != CALIBRATION_VERSION as u64 && n != 1 => {
                 return Err(CalibrationError::Version(path.to_path_buf(), n))
             }
             Some(_) => {}
         }
-        let c: Calibration = serde_json::from_value(v)
-            .map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), e.to_string()))?;
-        c.validate()
-            .map_err(|why| CalibrationError::Corrupt(path.to_path_buf(), why))?;
+        let c: Calibration =
+            serde_json::from_value(v).map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), e.to_string()))?;
+        c.validate().map_err(|why| CalibrationError::Corrupt(path.to_path_buf(), why))?;
         Ok(Some(c))
     }
 
@@ -265,22 +251,14 @@ impl Calibration {
             return Err("the crossing figures are not positive numbers".into());
         }
         if let Some(c) = self.costs.iter().find(|c| !ok(c.ns)) {
-            return Err(format!(
-                "the cost of {} on {} ({} B) is not a positive number",
-                c.syscall, c.on, c.bytes
-            ));
+            return Err(format!("the cost of {} on {} ({} B) is not a positive number", c.syscall, c.on, c.bytes));
         }
-        if let Some(t) = self
-            .tracers
-            .iter()
-            .find(|t| !([t.per_call_ns, t.kernel_ns, t.fixed_ns, t.cpu_per_call_ns.unwrap_or(0.0)]
+        if let Some(t) = self.tracers.iter().find(|t| {
+            !([t.per_call_ns, t.kernel_ns, t.fixed_ns, t.cpu_per_call_ns.unwrap_or(0.0)]
                 .iter()
-                .all(|x| x.is_finite() && *x >= 0.0)))
-        {
-            return Err(format!(
-                "the tracer cost of {}/{} is not a non-negative number",
-                t.backend, t.mode
-            ));
+                .all(|x| x.is_finite() && *x >= 0.0))
+        }) {
+            return Err(format!("the tracer cost of {}/{} is not a non-negative number", t.backend, t.mode));
         }
         Ok(())
     }
@@ -288,9 +266,7 @@ impl Calibration {
     /// The recorder's cost per call for a profile recorded with `backend`
     /// in `mode`, if measured.
     pub fn tracer(&self, backend: &str, mode: &str) -> Option<&TracerCost> {
-        self.tracers
-            .iter()
-            .find(|t| t.backend == backend && t.mode == mode)
+        self.tracers.iter().find(|t| t.backend == backend && t.mode == mode)
     }
 
     /// Loads the calibration at `path` and checks that it was made here.
@@ -311,16 +287,10 @@ impl Calibration {
             return Some(format!("made on {}, this is {}", m.arch, here.arch));
         }
         if m.kernel != here.kernel {
-            return Some(format!(
-                "made under kernel {:?}, this is {:?}",
-                m.kernel, here.kernel
-            ));
+            return Some(format!("made under kernel {:?}, this is {:?}", m.kernel, here.kernel));
         }
         if m.cpu != here.cpu || m.cpus != here.cpus {
-            return Some(format!(
-                "made on {} ×{}, this is {} ×{}",
-                m.cpu, m.cpus, here.cpu, here.cpus
-            ));
+            return Some(format!("made on {} ×{}, this is {} ×{}", m.cpu, m.cpus, here.cpu, here.cpus));
         }
         None
     }
@@ -338,12 +308,8 @@ impl Calibration {
     /// between the sizes measured, extended past the largest along its last
     /// segment, clamped at the smallest. `None` when not measured.
     pub fn cost(&self, syscall: &str, on: &str, bytes: u64) -> Option<f64> {
-        let mut pts: Vec<(f64, f64)> = self
-            .costs
-            .iter()
-            .filter(|c| c.syscall == syscall && c.on == on)
-            .map(|c| (c.bytes as f64, c.ns))
-            .collect();
+        let mut pts: Vec<(f64, f64)> =
+            self.costs.iter().filter(|c| c.syscall == syscall && c.on == on).map(|c| (c.bytes as f64, c.ns)).collect();
         if pts.is_empty() {
             return None;
         }
@@ -353,10 +319,7 @@ impl Calibration {
         if pts.len() == 1 || x <= pts[0].0 {
             return Some(pts[0].1);
         }
-        let seg = pts
-            .windows(2)
-            .find(|w| x <= w[1].0)
-            .unwrap_or(&pts[pts.len() - 2..]);
+        let seg = pts.windows(2).find(|w| x <= w[1].0).unwrap_or(&pts[pts.len() - 2..]);
         let (x0, y0, x1, y1) = (seg[0].0, seg[0].1, seg[1].0, seg[1].1);
         Some((y0 + (y1 - y0) * (x - x0) / (x1 - x0)).max(pts[0].1.min(y0)))
     }
@@ -379,12 +342,7 @@ mod tests {
             calibration_version: CALIBRATION_VERSION,
             tool: "t".into(),
             created_at: 0.0,
-            machine: Machine {
-                arch: "x86_64".into(),
-                kernel: "6.1 #1".into(),
-                cpu: "cpu".into(),
-                cpus: 2,
-            },
+            machine: Machine { arch: "x86_64".into(), kernel: "6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
             crossing: Crossing {
                 syscall: "getppid".into(),
                 syscall_ns: 150.0,
@@ -410,11 +368,7 @@ mod tests {
     fn interpolates_costs_by_size() {
         let c = cal();
         assert_eq!(c.cost("write", "file", 8), Some(800.0));
-        assert_eq!(
-            c.cost("write", "file", 0),
-            Some(800.0),
-            "clamped below the smallest size"
-        );
+        assert_eq!(c.cost("write", "file", 0), Some(800.0), "clamped below the smallest size");
         let mid = c.cost("write", "file", 2052).unwrap();
         assert!((mid - 1400.0).abs() < 1.0, "{mid}");
         let far = c.cost("write", "file", 126976).unwrap();
@@ -428,24 +382,16 @@ mod tests {
     fn round_trip_and_staleness() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sub/calibration.json");
-        assert!(
-            Calibration::load(&p).unwrap().is_none(),
-            "a missing file is no calibration, not an error"
-        );
+        assert!(Calibration::load(&p).unwrap().is_none(), "a missing file is no calibration, not an error");
         let c = cal();
         c.save(&p).unwrap();
         assert_eq!(Calibration::load(&p).unwrap().unwrap(), c);
         let here = c.machine.clone();
         assert!(Calibration::load_for(&p, &here).unwrap().is_some());
-        let other = Machine {
-            kernel: "6.2 #1".into(),
-            ..here
-        };
+        let other = Machine { kernel: "6.2 #1".into(), ..here };
         let e = Calibration::load_for(&p, &other).unwrap_err().to_string();
         assert!(
-            e.starts_with("stale calibration")
-                && e.contains("6.2 #1")
-                && e.contains("syscluster calibrate"),
+            e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"),
             "{e}"
         );
     }
@@ -463,19 +409,11 @@ mod tests {
             }),
         };
         let d = MulticallDecisions::of(&m);
-        assert_eq!(
-            d.min_run.len(),
-            2,
-            "malformed entries are left out: {:?}",
-            d.min_run
-        );
+        assert_eq!(d.min_run.len(), 2, "malformed entries are left out: {:?}", d.min_run);
         assert_eq!(d.min_run["writev.file"], (3, 2));
         assert_eq!(d.min_run["sendmmsg.dgram"], (2, 0));
         assert!(!d.uring_wins);
-        let none = MulticallDecisions::of(&MulticallFigures {
-            source: String::new(),
-            data: serde_json::json!({}),
-        });
+        let none = MulticallDecisions::of(&MulticallFigures { source: String::new(), data: serde_json::json!({}) });
         assert!(none.min_run.is_empty() && !none.uring_wins);
     }
 
@@ -484,21 +422,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("c.json");
         std::fs::write(&p, "{").unwrap();
-        assert!(Calibration::load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("invalid JSON"));
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("invalid JSON"));
         std::fs::write(&p, r#"{"calibration_version": 99}"#).unwrap();
-        assert!(Calibration::load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("calibration_version 99"));
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("calibration_version 99"));
         let mut c = cal();
         c.crossing.syscall_ns = 0.0;
         std::fs::write(&p, serde_json::to_vec(&c).unwrap()).unwrap();
-        assert!(Calibration::load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("not positive"));
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("not positive"));
     }
 }

@@ -30,12 +30,8 @@ impl Basis {
         match self {
             Basis::ProfileKernel => "the profile's kernel times (BPF) plus the calibrated crossing",
             Basis::Calibrated => "calls timed on this machine by `syscluster calibrate`",
-            Basis::TracedKernel => {
-                "the profile's kernel times under a tracer (inflated by tracing: an overestimate)"
-            }
-            Basis::CrossingOnly => {
-                "the crossing alone (the kernel work of these calls is not known)"
-            }
+            Basis::TracedKernel => "the profile's kernel times under a tracer (inflated by tracing: an overestimate)",
+            Basis::CrossingOnly => "the crossing alone (the kernel work of these calls is not known)",
         }
     }
 }
@@ -117,13 +113,8 @@ pub struct CostModel<'a> {
 
 impl<'a> CostModel<'a> {
     /// The model for `profile`, with the calibration if there is one.
-    pub fn new(
-        profile: &Profile,
-        cal: Option<&'a Calibration>,
-        cal_path: Option<String>,
-    ) -> CostModel<'a> {
-        let has_times =
-            profile.meta.collected.kernel_time && profile.nodes.iter().any(|n| n.kernel_ns > 0);
+    pub fn new(profile: &Profile, cal: Option<&'a Calibration>, cal_path: Option<String>) -> CostModel<'a> {
+        let has_times = profile.meta.collected.kernel_time && profile.nodes.iter().any(|n| n.kernel_ns > 0);
         let precise_kernel = has_times && profile.meta.backend == "bpf";
         // Inflated times are used only when nothing better exists.
         let traced_kernel = has_times && !precise_kernel && cal.is_none();
@@ -164,14 +155,7 @@ impl<'a> CostModel<'a> {
                 }
             })
             .collect();
-        CostModel {
-            cal,
-            run,
-            basis,
-            precise_kernel,
-            traced_kernel,
-            kernel_ns,
-        }
+        CostModel { cal, run, basis, precise_kernel, traced_kernel, kernel_ns }
     }
 
     pub fn basis(&self) -> &CostBasis {
@@ -193,9 +177,7 @@ impl<'a> CostModel<'a> {
 
     /// libmulticall's calibrated decisions, when mc-calibrate ran.
     pub fn multicall(&self) -> Option<crate::calibration::MulticallDecisions> {
-        self.cal
-            .and_then(|c| c.multicall.as_ref())
-            .map(crate::calibration::MulticallDecisions::of)
+        self.cal.and_then(|c| c.multicall.as_ref()).map(crate::calibration::MulticallDecisions::of)
     }
 
     /// One call of profile node `node` (a call of `syscall` on `on` moving
@@ -203,27 +185,15 @@ impl<'a> CostModel<'a> {
     pub fn node_call(&self, node: u32, syscall: &str, on: &str, bytes: u64) -> Priced {
         let k = self.kernel_ns.get(node as usize).copied().unwrap_or(0.0);
         if self.precise_kernel && k > 0.0 {
-            return Priced {
-                ns: self.crossing() + k,
-                basis: Basis::ProfileKernel,
-            };
+            return Priced { ns: self.crossing() + k, basis: Basis::ProfileKernel };
         }
         if let Some(ns) = self.call(syscall, on, bytes) {
-            return Priced {
-                ns,
-                basis: Basis::Calibrated,
-            };
+            return Priced { ns, basis: Basis::Calibrated };
         }
         if self.traced_kernel && k > 0.0 {
-            return Priced {
-                ns: self.crossing() + k,
-                basis: Basis::TracedKernel,
-            };
+            return Priced { ns: self.crossing() + k, basis: Basis::TracedKernel };
         }
-        Priced {
-            ns: self.crossing(),
-            basis: Basis::CrossingOnly,
-        }
+        Priced { ns: self.crossing(), basis: Basis::CrossingOnly }
     }
 
     /// A calibrated call (one the rewrite makes instead), if measured.
@@ -233,11 +203,7 @@ impl<'a> CostModel<'a> {
 
     /// The bases used, as one phrase.
     pub fn describe(bases: &BTreeSet<Basis>) -> String {
-        bases
-            .iter()
-            .map(|b| b.describe())
-            .collect::<Vec<_>>()
-            .join("; ")
+        bases.iter().map(|b| b.describe()).collect::<Vec<_>>().join("; ")
     }
 }
 
@@ -275,16 +241,15 @@ pub fn untraced_run(profile: &Profile, tracer: Option<&TracerCost>, crossing_ns:
             let (ns, taken) = match (profile.meta.cpu_ns, t.cpu_per_call_ns) {
                 (Some(cpu), Some(per_call)) => {
                     let cpu = cpu as f64;
-                    (cpu - per_call * calls, TracerTaken { per_call_ns: per_call, from_cpu: true, cpu_ns: cpu, fixed_ns: 0.0, ..taken })
+                    (
+                        cpu - per_call * calls,
+                        TracerTaken { per_call_ns: per_call, from_cpu: true, cpu_ns: cpu, fixed_ns: 0.0, ..taken },
+                    )
                 }
                 _ => (recorded - t.fixed_ns - t.per_call_ns * calls, taken),
             };
             Run { ns: bound(ns), untraced: true, tracer: Some(taken) }
         }
-        _ => Run {
-            ns: recorded,
-            untraced: !traced(profile),
-            tracer: None,
-        },
+        _ => Run { ns: recorded, untraced: !traced(profile), tracer: None },
     }
 }

@@ -3,9 +3,7 @@
 //! analysis of each hot sequence and loop (data dependencies, placement of
 //! the calls in the code, backends, specialization candidates).
 
-use crate::advice::{
-    BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate,
-};
+use crate::advice::{BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate};
 use std::collections::{BTreeSet, HashMap};
 use syscluster_model::profile::{Edge, IoPattern, Location, Node, Sequence, ValueProfile};
 use syscluster_model::syscall_lists;
@@ -89,29 +87,11 @@ pub struct Facts<'p> {
 
 impl<'p> Facts<'p> {
     pub fn new(p: &'p Profile, opts: AdviseOptions) -> Facts<'p> {
-        let edges = p
-            .edges
-            .iter()
-            .enumerate()
-            .map(|(i, e)| ((e.from, e.to), i))
-            .collect();
-        let values = p
-            .value_profiles
-            .iter()
-            .map(|v| ((v.syscall.as_str(), v.position), v))
-            .collect();
+        let edges = p.edges.iter().enumerate().map(|(i, e)| ((e.from, e.to), i)).collect();
+        let values = p.value_profiles.iter().map(|v| ((v.syscall.as_str(), v.position), v)).collect();
         let kmod = crate::host::kmod_usable(&opts.kmod_device);
         let uring = crate::host::uring_usable();
-        let mut f = Facts {
-            p,
-            opts,
-            edges,
-            values,
-            kinds: Vec::new(),
-            kmod,
-            uring,
-            multicall: None,
-        };
+        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring, multicall: None };
         f.kinds = p.nodes.iter().map(|n| f.match_io(n)).collect();
         f
     }
@@ -139,30 +119,23 @@ impl<'p> Facts<'p> {
     /// Whether a pattern of `calls` calls repeating `repeats` times is big
     /// enough to advise on.
     pub fn big_enough(&self, repeats: u64, calls: u64) -> bool {
-        repeats >= self.opts.min_repeats
-            && calls as f64 >= self.opts.min_share * self.total() as f64
+        repeats >= self.opts.min_repeats && calls as f64 >= self.opts.min_share * self.total() as f64
     }
 
     /// Share of the transitions `from → to` in which argument `arg` of
     /// `to` was `from`'s result.
     pub fn forwarded(&self, from: u32, to: u32, arg: u8) -> f64 {
         match self.edge(from, to) {
-            Some(e) if e.weight > 0 => e
-                .result_matches
-                .iter()
-                .find(|m| m.arg == arg)
-                .map_or(0.0, |m| m.count as f64 / e.weight as f64),
+            Some(e) if e.weight > 0 => {
+                e.result_matches.iter().find(|m| m.arg == arg).map_or(0.0, |m| m.count as f64 / e.weight as f64)
+            }
             _ => 0.0,
         }
     }
 
     /// The value profile of argument `arg` (a name, or "result") of `syscall`.
     pub fn values(&self, syscall: &str, arg: &str) -> Option<&'p ValueProfile> {
-        let pos = if arg == "result" {
-            -1
-        } else {
-            syscalls::by_name(syscall)?.arg_index(arg)? as i8
-        };
+        let pos = if arg == "result" { -1 } else { syscalls::by_name(syscall)?.arg_index(arg)? as i8 };
         self.values.get(&(syscall, pos)).copied()
     }
 
@@ -189,14 +162,7 @@ impl<'p> Facts<'p> {
         if v.observations == 0 {
             return None;
         }
-        Some(
-            v.top
-                .iter()
-                .filter(|t| pred(t.value))
-                .map(|t| t.count)
-                .sum::<u64>() as f64
-                / v.observations as f64,
-        )
+        Some(v.top.iter().filter(|t| pred(t.value)).map(|t| t.count).sum::<u64>() as f64 / v.observations as f64)
     }
 
     /// The mean of the held values of an argument that satisfy `pred`.
@@ -206,9 +172,7 @@ impl<'p> Facts<'p> {
             .top
             .iter()
             .filter(|t| pred(t.value))
-            .fold((0.0, 0u64), |(s, n), t| {
-                (s + t.value as f64 * t.count as f64, n + t.count)
-            });
+            .fold((0.0, 0u64), |(s, n), t| (s + t.value as f64 * t.count as f64, n + t.count));
         (n > 0).then(|| sum / n as f64)
     }
 
@@ -274,38 +238,23 @@ impl<'p> Facts<'p> {
     /// The most frequent code location of a node.
     pub fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);
-        n.key
-            .callsite
-            .clone()
-            .or_else(|| n.callsites.first().map(|c| c.location.clone()))
+        n.key.callsite.clone().or_else(|| n.callsites.first().map(|c| c.location.clone()))
     }
 
     /// Where the calls of `nodes` (in order) sit in the code.
     pub fn placement(&self, nodes: &[u32]) -> Placement {
         let sites: Option<Vec<Location>> = nodes.iter().map(|&n| self.top_site(n)).collect();
         let Some(sites) = sites else {
-            return Placement {
-                class: "unknown".into(),
-                functions: Vec::new(),
-                gaps: Vec::new(),
-            };
+            return Placement { class: "unknown".into(), functions: Vec::new(), gaps: Vec::new() };
         };
         let fname = |l: &Location| {
             let base = l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
-            format!(
-                "{}:{}",
-                base,
-                l.function.clone().unwrap_or_else(|| "?".into())
-            )
+            format!("{}:{}", base, l.function.clone().unwrap_or_else(|| "?".into()))
         };
         // Without a function name, a location is its module and offset.
         let shown = |l: &Location| match &l.function {
             Some(_) => fname(l),
-            None => format!(
-                "{}+{:#x}",
-                l.module.rsplit('/').next().unwrap_or(&l.module),
-                l.offset
-            ),
+            None => format!("{}+{:#x}", l.module.rsplit('/').next().unwrap_or(&l.module), l.offset),
         };
         let functions: BTreeSet<String> = sites.iter().map(shown).collect();
         let mut gaps = Vec::new();
@@ -350,11 +299,7 @@ impl<'p> Facts<'p> {
         } else {
             "one_function"
         };
-        Placement {
-            class: class.into(),
-            functions: functions.into_iter().collect(),
-            gaps,
-        }
+        Placement { class: class.into(), functions: functions.into_iter().collect(), gaps }
     }
 
     pub fn placement_evidence(&self, nodes: &[u32]) -> Option<Evidence> {
@@ -367,10 +312,7 @@ impl<'p> Facts<'p> {
         } else {
             pl.gaps.join("; ")
         };
-        Some(Evidence::Placement {
-            class: pl.class,
-            detail,
-        })
+        Some(Evidence::Placement { class: pl.class, detail })
     }
 
     /// Arguments of the calls of a sequence that carry an earlier call's
@@ -378,11 +320,7 @@ impl<'p> Facts<'p> {
     pub fn dependencies(&self, nodes: &[u32], closed: bool) -> Vec<Dependency> {
         let mut deps = Vec::new();
         let n = nodes.len();
-        let pairs = if closed && n > 1 {
-            n
-        } else {
-            n.saturating_sub(1)
-        };
+        let pairs = if closed && n > 1 { n } else { n.saturating_sub(1) };
         for i in 0..pairs {
             let (a, b) = (nodes[i], nodes[(i + 1) % n]);
             let Some(e) = self.edge(a, b) else { continue };
@@ -390,11 +328,8 @@ impl<'p> Facts<'p> {
             for m in &e.result_matches {
                 let share = m.count as f64 / e.weight.max(1) as f64;
                 // A constant argument that happens to equal the result is no dependency.
-                let constant = self
-                    .values
-                    .get(&(to_name, m.arg as i8))
-                    .and_then(|v| v.top.first())
-                    .map_or(0.0, |t| t.share);
+                let constant =
+                    self.values.get(&(to_name, m.arg as i8)).and_then(|v| v.top.first()).map_or(0.0, |t| t.share);
                 let explained = share <= constant || self.coincidence(a, b, m.arg);
                 if share >= self.opts.dep_share && (!explained || self.data_flow(a, b, m.arg)) {
                     deps.push(Dependency {
@@ -456,10 +391,7 @@ impl<'p> Facts<'p> {
                 .filter(|t| t.share >= self.opts.dominant_share)
                 .map(|t| t.value)
         };
-        let (Some(a), Some(r)) = (
-            dominant(&tnode.syscall, arg as i8),
-            dominant(&fnode.syscall, -1),
-        ) else {
+        let (Some(a), Some(r)) = (dominant(&tnode.syscall, arg as i8), dominant(&fnode.syscall, -1)) else {
             return false;
         };
         a == r && !self.data_flow(from, to, arg)
@@ -468,33 +400,15 @@ impl<'p> Facts<'p> {
     /// Whether `to`'s argument `arg` is the length of a transfer and `from`
     /// a read: the read's result is then what the transfer sends.
     pub fn data_flow(&self, from: u32, to: u32, arg: u8) -> bool {
-        let reads = matches!(
-            self.node(from).syscall.as_str(),
-            "read" | "pread64" | "recvfrom"
-        );
-        reads
-            && matches!(
-                (self.node(to).syscall.as_str(), arg),
-                ("write" | "pwrite64" | "sendto", 2)
-            )
+        let reads = matches!(self.node(from).syscall.as_str(), "read" | "pread64" | "recvfrom");
+        reads && matches!((self.node(to).syscall.as_str(), arg), ("write" | "pwrite64" | "sendto", 2))
     }
 
     /// Whether the value profiles of `syscall` (kept per call, not per
     /// node) describe the nodes `ids` of it: they made nearly all its calls.
     pub fn values_describe(&self, syscall: &str, ids: &[u32]) -> bool {
-        let all: u64 = self
-            .p
-            .nodes
-            .iter()
-            .filter(|n| n.syscall == syscall)
-            .map(|n| n.count)
-            .sum();
-        let these: u64 = ids
-            .iter()
-            .map(|&i| self.node(i))
-            .filter(|n| n.syscall == syscall)
-            .map(|n| n.count)
-            .sum();
+        let all: u64 = self.p.nodes.iter().filter(|n| n.syscall == syscall).map(|n| n.count).sum();
+        let these: u64 = ids.iter().map(|&i| self.node(i)).filter(|n| n.syscall == syscall).map(|n| n.count).sum();
         all > 0 && these as f64 >= self.opts.dominant_share * all as f64
     }
 
@@ -582,28 +496,13 @@ impl<'p> Facts<'p> {
 
     /// Which of libmulticall's backends can run a sequence.
     pub fn backends(&self, nodes: &[u32], closed: bool) -> Vec<BackendFit> {
-        let names: Vec<&str> = nodes
-            .iter()
-            .map(|&n| self.node(n).syscall.as_str())
-            .collect();
-        let forbidden: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|s| NOT_BATCHABLE.contains(s))
-            .collect();
+        let names: Vec<&str> = nodes.iter().map(|&n| self.node(n).syscall.as_str()).collect();
+        let forbidden: Vec<&str> = names.iter().copied().filter(|s| NOT_BATCHABLE.contains(s)).collect();
         let batchable = forbidden.is_empty();
         let no = |what: &str| format!("contains {what}, which no multi-call may run");
         let fused = self.fusions(nodes, closed);
-        let n_pairs = if closed {
-            nodes.len()
-        } else {
-            nodes.len().saturating_sub(1)
-        };
-        let not_uring: BTreeSet<&str> = names
-            .iter()
-            .copied()
-            .filter(|s| !uring_call(s))
-            .collect();
+        let n_pairs = if closed { nodes.len() } else { nodes.len().saturating_sub(1) };
+        let not_uring: BTreeSet<&str> = names.iter().copied().filter(|s| !uring_call(s)).collect();
         vec![
             BackendFit {
                 backend: "direct".into(),
@@ -717,14 +616,8 @@ impl<'p> Facts<'p> {
             match s {
                 "write" => out.push(("write → write (writev)".to_string(), format!("writev.{c}"))),
                 "read" => out.push(("read → read (readv)".to_string(), format!("readv.{c}"))),
-                "sendto" | "sendmsg" => out.push((
-                    format!("{s} → {s} (sendmmsg)"),
-                    "sendmmsg.dgram".to_string(),
-                )),
-                "recvfrom" | "recvmsg" => out.push((
-                    format!("{s} → {s} (recvmmsg)"),
-                    "recvmmsg.dgram".to_string(),
-                )),
+                "sendto" | "sendmsg" => out.push((format!("{s} → {s} (sendmmsg)"), "sendmmsg.dgram".to_string())),
+                "recvfrom" | "recvmsg" => out.push((format!("{s} → {s} (recvmmsg)"), "recvmmsg.dgram".to_string())),
                 _ => {}
             }
             return out;
@@ -741,13 +634,8 @@ impl<'p> Facts<'p> {
                 ("lseek", "write") if same_fd => Some(("pwrite", "pwritev.file".to_string())),
                 ("write", "write") if same_fd => Some(("writev", format!("writev.{c}"))),
                 ("read", "read") if same_fd => Some(("readv", format!("readv.{c}"))),
-                ("read", "write") if fwd => {
-                    Some(("copy_file_range/sendfile/splice", "copy.file".to_string()))
-                }
-                ("read", "sendto") if fwd => Some((
-                    "read + sendmmsg (batch_send)",
-                    "batch_send.dgram".to_string(),
-                )),
+                ("read", "write") if fwd => Some(("copy_file_range/sendfile/splice", "copy.file".to_string())),
+                ("read", "sendto") if fwd => Some(("read + sendmmsg (batch_send)", "batch_send.dgram".to_string())),
                 ("sendto", "sendto") => Some(("sendmmsg", "sendmmsg.dgram".to_string())),
                 ("recvfrom", "recvfrom") => Some(("recvmmsg", "recvmmsg.dgram".to_string())),
                 _ => None,
@@ -779,7 +667,5 @@ impl<'p> Facts<'p> {
 }
 
 pub fn arg_name(syscall: &str, i: usize) -> String {
-    syscalls::by_name(syscall)
-        .and_then(|s| s.args.get(i))
-        .map_or(format!("arg{i}"), |a| a.name.to_string())
+    syscalls::by_name(syscall).and_then(|s| s.args.get(i)).map_or(format!("arg{i}"), |a| a.name.to_string())
 }

@@ -49,9 +49,7 @@ fn cap_sys_admin() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            s.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
         })
         .is_some_and(|caps| caps & (1 << 21) != 0)
 }
@@ -78,12 +76,7 @@ fn in_group(gid: u32) -> bool {
 /// answers `MC_IOC_VERSION` with the ABI version libmulticall speaks. A
 /// bare node of that name is not (the library refuses it too).
 pub fn kmod_usable(path: &Path) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-    else {
+    let Ok(f) = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_CLOEXEC).open(path) else {
         return false;
     };
     if !f.metadata().is_ok_and(|m| m.file_type().is_char_device()) {
@@ -127,10 +120,7 @@ mod tests {
         std::fs::write(&file, b"").unwrap();
         assert!(!kmod_usable(&file), "a regular file");
         assert!(!kmod_usable(&dir.path().join("missing")));
-        let opts = crate::facts::AdviseOptions {
-            kmod_device: file,
-            ..Default::default()
-        };
+        let opts = crate::facts::AdviseOptions { kmod_device: file, ..Default::default() };
         let p = syscluster_model::Profile::default();
         assert!(!crate::facts::Facts::new(&p, opts).kmod, "the advisor's verdict");
     }

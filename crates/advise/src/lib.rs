@@ -58,23 +58,15 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             ));
             continue;
         }
-        let bases: BTreeSet<cost::Basis> = fd
-            .saving
-            .before
-            .iter()
-            .chain(&fd.saving.after)
-            .map(|p| p.per_call.basis)
-            .collect();
+        let bases: BTreeSet<cost::Basis> =
+            fd.saving.before.iter().chain(&fd.saving.after).map(|p| p.per_call.basis).collect();
         let crossing_ns = fd.saving.crossings_removed as f64 * cost.crossing();
         // A saving is taken from the run: it can never exceed it.
         let run = cost.run();
         let mut assumes = fd.saving.assumes.clone();
         if ns > run.ns {
             ns = run.ns;
-            assumes.push_str(&format!(
-                "; capped at the run it is taken from ({})",
-                text::duration(run.ns)
-            ));
+            assumes.push_str(&format!("; capped at the run it is taken from ({})", text::duration(run.ns)));
         }
         let saving = Saving {
             ns,
@@ -86,12 +78,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
                 (true, None) => "run",
             }
             .into(),
-            bound: if fd.saving.upper_bound {
-                "upper_bound"
-            } else {
-                "estimate"
-            }
-            .into(),
+            bound: if fd.saving.upper_bound { "upper_bound" } else { "estimate" }.into(),
             calls_before: rules::Estimate::calls(&fd.saving.before),
             calls_after: rules::Estimate::calls(&fd.saving.after),
             crossings_removed: fd.saving.crossings_removed,
@@ -104,21 +91,14 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
         };
         let (before, after) = match &fd.sketch {
             Some((b, a)) => (b.clone(), a.clone()),
-            None => (
-                rules::fill(fd.rule.before, &fd.vars),
-                rules::fill(fd.rule.after, &fd.vars),
-            ),
+            None => (rules::fill(fd.rule.before, &fd.vars), rules::fill(fd.rule.after, &fd.vars)),
         };
         // The sites that carry the pattern: one-off sites of a node (an
         // openat node holds every open of the program) are not listed.
         let mut locations = Vec::new();
         for &n in &fd.nodes {
             let sites = f.sites(n);
-            let many: Vec<_> = sites
-                .iter()
-                .filter(|s| s.count >= opts.min_repeats)
-                .cloned()
-                .collect();
+            let many: Vec<_> = sites.iter().filter(|s| s.count >= opts.min_repeats).cloned().collect();
             if many.is_empty() {
                 locations.extend(sites.into_iter().take(1));
             } else {
@@ -129,17 +109,10 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             rank: 0,
             rule: fd.rule.id.into(),
             title: fd.rule.title.into(),
-            explanation: format!(
-                "{} {}",
-                rules::fill(fd.rule.explanation, &fd.vars),
-                fd.specifics
-            ),
+            explanation: format!("{} {}", rules::fill(fd.rule.explanation, &fd.vars), fd.specifics),
             before,
             after,
-            mechanism: fd
-                .mechanism
-                .clone()
-                .unwrap_or_else(|| fd.rule.mechanism.into()),
+            mechanism: fd.mechanism.clone().unwrap_or_else(|| fd.rule.mechanism.into()),
             parameters: fd
                 .vars
                 .iter()
@@ -167,15 +140,10 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
     for (i, r) in recs.iter_mut().enumerate() {
         r.rank = i as u32 + 1;
     }
-    let sets: Vec<BTreeSet<u32>> = recs
-        .iter()
-        .map(|r| r.nodes.iter().copied().collect())
-        .collect();
+    let sets: Vec<BTreeSet<u32>> = recs.iter().map(|r| r.nodes.iter().copied().collect()).collect();
     for i in 0..recs.len() {
-        recs[i].overlaps = (0..recs.len())
-            .filter(|&j| j != i && !sets[i].is_disjoint(&sets[j]))
-            .map(|j| j as u32 + 1)
-            .collect();
+        recs[i].overlaps =
+            (0..recs.len()).filter(|&j| j != i && !sets[i].is_disjoint(&sets[j])).map(|j| j as u32 + 1).collect();
     }
     notes.extend(profile_notes(p, cost));
     Advice {

@@ -2,9 +2,7 @@
 //! median over `samples` batches of calls timed together (the minimum is
 //! kept too), so that one descheduling does not move it.
 
-use crate::calibration::{
-    Calibration, CallCost, Crossing, Machine, MulticallFigures, CALIBRATION_VERSION,
-};
+use crate::calibration::{Calibration, CallCost, Crossing, Machine, MulticallFigures, CALIBRATION_VERSION};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::io;
@@ -69,11 +67,7 @@ fn bench(opts: &MeasureOptions, mut run: impl FnMut(u64)) -> Sample {
         })
         .collect();
     per.sort_by(f64::total_cmp);
-    Sample {
-        median: per[per.len() / 2],
-        min: per[0],
-        iterations: n,
-    }
+    Sample { median: per[per.len() / 2], min: per[0], iterations: n }
 }
 
 fn check(r: libc::c_long, what: &str) -> io::Result<libc::c_long> {
@@ -85,8 +79,7 @@ fn check(r: libc::c_long, what: &str) -> io::Result<libc::c_long> {
 }
 
 fn open(path: &Path, flags: i32) -> io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::other("path with a NUL byte"))?;
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
     // SAFETY: a valid C string; the fd returned is owned here.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
     check(fd as libc::c_long, &format!("open {}", path.display()))?;
@@ -153,24 +146,9 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
     ));
 
     let mut costs: Vec<CallCost> = Vec::new();
-    let mut add = |costs: &mut Vec<CallCost>,
-                   syscall: &str,
-                   on: &str,
-                   bytes: u64,
-                   what: String,
-                   s: Sample| {
-        progress(&format!(
-            "{syscall:<16} {on:<5} {bytes:>8} B  {:>9.1} ns  ({what})",
-            s.min
-        ));
-        costs.push(CallCost {
-            syscall: syscall.into(),
-            on: on.into(),
-            bytes,
-            ns: s.min,
-            median_ns: s.median,
-            what,
-        });
+    let mut add = |costs: &mut Vec<CallCost>, syscall: &str, on: &str, bytes: u64, what: String, s: Sample| {
+        progress(&format!("{syscall:<16} {on:<5} {bytes:>8} B  {:>9.1} ns  ({what})", s.min));
+        costs.push(CallCost { syscall: syscall.into(), on: on.into(), bytes, ns: s.min, median_ns: s.median, what });
     };
 
     // Calls with no transfer.
@@ -180,85 +158,39 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             black_box(unsafe { libc::syscall(libc::SYS_getpid) });
         }
     });
-    add(
-        &mut costs,
-        "getpid",
-        "",
-        0,
-        "getpid as a system call (glibc does not cache it)".into(),
-        s,
-    );
-    let mut tv = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 0,
-    };
+    add(&mut costs, "getpid", "", 0, "getpid as a system call (glibc does not cache it)".into(), s);
+    let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: tv is a valid timeval; a null timezone is allowed.
-            black_box(unsafe {
-                libc::syscall(
-                    libc::SYS_gettimeofday,
-                    &mut tv as *mut libc::timeval,
-                    0usize,
-                )
-            });
+            black_box(unsafe { libc::syscall(libc::SYS_gettimeofday, &mut tv as *mut libc::timeval, 0usize) });
         }
     });
-    add(
-        &mut costs,
-        "gettimeofday",
-        "",
-        0,
-        "gettimeofday as a system call".into(),
-        s,
-    );
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    add(&mut costs, "gettimeofday", "", 0, "gettimeofday as a system call".into(), s);
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: ts is a valid timespec.
             black_box(unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) });
         }
     });
-    add(
-        &mut costs,
-        "clock_gettime",
-        "vdso",
-        0,
-        "clock_gettime(CLOCK_REALTIME) through glibc and the vDSO".into(),
-        s,
-    );
+    add(&mut costs, "clock_gettime", "vdso", 0, "clock_gettime(CLOCK_REALTIME) through glibc and the vDSO".into(), s);
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: tv is a valid timeval; a null timezone is allowed.
             black_box(unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) });
         }
     });
-    add(
-        &mut costs,
-        "gettimeofday",
-        "vdso",
-        0,
-        "gettimeofday through glibc and the vDSO".into(),
-        s,
-    );
+    add(&mut costs, "gettimeofday", "vdso", 0, "gettimeofday through glibc and the vDSO".into(), s);
 
     // select with a zero timeout on a readable pipe (seed 000's mpeg_play loop).
     let mut p = [0i32; 2];
     // SAFETY: p has room for two fds.
-    check(
-        unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long,
-        "pipe",
-    )?;
+    check(unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long, "pipe")?;
     // SAFETY: both fds were just made and are owned here.
     let (pr, pw) = unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) };
     // SAFETY: one byte from a valid buffer.
-    check(
-        unsafe { libc::write(pw.as_raw_fd(), b"x".as_ptr().cast(), 1) } as libc::c_long,
-        "write to pipe",
-    )?;
+    check(unsafe { libc::write(pw.as_raw_fd(), b"x".as_ptr().cast(), 1) } as libc::c_long, "write to pipe")?;
     let rfd = pr.as_raw_fd();
     let s = bench(opts, |n| {
         for _ in 0..n {
@@ -266,10 +198,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             unsafe {
                 let mut set: libc::fd_set = std::mem::zeroed();
                 libc::FD_SET(rfd, &mut set);
-                let mut tv = libc::timeval {
-                    tv_sec: 0,
-                    tv_usec: 0,
-                };
+                let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
                 black_box(libc::syscall(
                     libc::SYS_select,
                     rfd + 1,
@@ -281,14 +210,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             }
         }
     });
-    add(
-        &mut costs,
-        "select",
-        "pipe",
-        0,
-        "select of one readable pipe, zero timeout".into(),
-        s,
-    );
+    add(&mut costs, "select", "pipe", 0, "select of one readable pipe, zero timeout".into(), s);
     drop((pr, pw));
 
     // A file in the page cache but larger than the CPU caches (bulk reads
@@ -305,33 +227,17 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
     let s = bench(opts, |n| {
         for i in 0..n {
             // SAFETY: an lseek on an owned fd.
-            black_box(unsafe {
-                libc::lseek(sfd, ((i & 255) * 4096) as libc::off_t, libc::SEEK_SET)
-            });
+            black_box(unsafe { libc::lseek(sfd, ((i & 255) * 4096) as libc::off_t, libc::SEEK_SET) });
         }
     });
-    add(
-        &mut costs,
-        "lseek",
-        "file",
-        0,
-        "lseek(fd, x, SEEK_SET) on a regular file".into(),
-        s,
-    );
+    add(&mut costs, "lseek", "file", 0, "lseek(fd, x, SEEK_SET) on a regular file".into(), s);
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: an lseek on an owned fd.
             black_box(unsafe { libc::lseek(sfd, 0, libc::SEEK_CUR) });
         }
     });
-    add(
-        &mut costs,
-        "lseek",
-        "cur",
-        0,
-        "lseek(fd, 0, SEEK_CUR): asking for the offset".into(),
-        s,
-    );
+    add(&mut costs, "lseek", "cur", 0, "lseek(fd, 0, SEEK_CUR): asking for the offset".into(), s);
     for bytes in [8usize, 512, 4096, 65536, 131072] {
         // SAFETY: rewinding an owned fd.
         unsafe { libc::lseek(sfd, 0, libc::SEEK_SET) };
@@ -362,9 +268,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             for i in 0..n {
                 let at = (i % (SRC_LEN / bytes) as u64) * bytes as u64;
                 // SAFETY: buf has at least `bytes` bytes.
-                black_box(unsafe {
-                    libc::pread(sfd, buf.as_mut_ptr().cast(), bytes, at as libc::off_t)
-                });
+                black_box(unsafe { libc::pread(sfd, buf.as_mut_ptr().cast(), bytes, at as libc::off_t) });
             }
         });
         add(
@@ -391,8 +295,8 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
         "fstat of an open file (glibc: newfstatat(fd, \"\", …, AT_EMPTY_PATH))".into(),
         s,
     );
-    let cpath = CString::new(src_path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::other("path with a NUL byte"))?;
+    let cpath =
+        CString::new(src_path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: a valid path and stat buffer.
@@ -405,10 +309,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
         "newfstatat",
         "path",
         0,
-        format!(
-            "stat of a path {} components deep",
-            src_path.components().count() - 1
-        ),
+        format!("stat of a path {} components deep", src_path.components().count() - 1),
         s,
     );
     let s = bench(opts, |n| {
@@ -417,14 +318,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             black_box(unsafe { libc::access(cpath.as_ptr(), libc::R_OK) });
         }
     });
-    add(
-        &mut costs,
-        "access",
-        "path",
-        0,
-        "access of the same path".into(),
-        s,
-    );
+    add(&mut costs, "access", "path", 0, "access of the same path".into(), s);
     let s = bench(opts, |n| {
         for _ in 0..n {
             // SAFETY: a valid path; the fd is closed at once.
@@ -436,14 +330,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             }
         }
     });
-    add(
-        &mut costs,
-        "openat+close",
-        "file",
-        0,
-        "open and close of a cached file, per pair".into(),
-        s,
-    );
+    add(&mut costs, "openat+close", "file", 0, "open and close of a cached file, per pair".into(), s);
 
     // Appending writes to a regular file; truncated every 8 MiB (amortized).
     let dst = open(&dst_path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)?;
@@ -465,14 +352,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
                 }
             }
         });
-        add(
-            &mut costs,
-            "write",
-            "file",
-            bytes as u64,
-            format!("appending write of {bytes} B to a regular file"),
-            s,
-        );
+        add(&mut costs, "write", "file", bytes as u64, format!("appending write of {bytes} B to a regular file"), s);
     }
     // In-kernel copy, as the copy-offload rewrite does it.
     for bytes in [65536usize, 1 << 20] {
@@ -488,9 +368,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
                 // Whole chunks of the source, appended to the destination.
                 let mut off_in = ((i as usize * bytes) % SRC_LEN) as libc::loff_t;
                 // SAFETY: owned fds; off_in is a valid offset variable.
-                let r = unsafe {
-                    libc::copy_file_range(sfd, &mut off_in, dfd, std::ptr::null_mut(), bytes, 0)
-                };
+                let r = unsafe { libc::copy_file_range(sfd, &mut off_in, dfd, std::ptr::null_mut(), bytes, 0) };
                 copied += r.max(0) as usize;
                 if copied >= 8 << 20 {
                     // SAFETY: truncating and rewinding an owned fd (amortized).
@@ -518,34 +396,21 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
     // sending to a slow client): sendto, and sendmmsg per message.
     // SAFETY: plain socket calls on owned fds with valid addresses.
     unsafe {
-        let out = check(
-            libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) as libc::c_long,
-            "socket",
-        )? as i32;
+        let out =
+            check(libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) as libc::c_long, "socket")?
+                as i32;
         let out = OwnedFd::from_raw_fd(out);
-        let sink = check(
-            libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) as libc::c_long,
-            "socket",
-        )? as i32;
+        let sink =
+            check(libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) as libc::c_long, "socket")?
+                as i32;
         let sink = OwnedFd::from_raw_fd(sink);
         let mut a: libc::sockaddr_in = std::mem::zeroed();
         a.sin_family = libc::AF_INET as libc::sa_family_t;
         a.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
         let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        check(libc::bind(sink.as_raw_fd(), &a as *const _ as *const libc::sockaddr, len) as libc::c_long, "bind")?;
         check(
-            libc::bind(
-                sink.as_raw_fd(),
-                &a as *const _ as *const libc::sockaddr,
-                len,
-            ) as libc::c_long,
-            "bind",
-        )?;
-        check(
-            libc::getsockname(
-                sink.as_raw_fd(),
-                &mut a as *mut _ as *mut libc::sockaddr,
-                &mut len,
-            ) as libc::c_long,
+            libc::getsockname(sink.as_raw_fd(), &mut a as *mut _ as *mut libc::sockaddr, &mut len) as libc::c_long,
             "getsockname",
         )?;
         let ofd = out.as_raw_fd();
@@ -562,23 +427,12 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
                     ));
                 }
             });
-            add(
-                &mut costs,
-                "sendto",
-                "udp",
-                bytes as u64,
-                format!("sendto of a {bytes} B datagram on loopback"),
-                s,
-            );
+            add(&mut costs, "sendto", "udp", bytes as u64, format!("sendto of a {bytes} B datagram on loopback"), s);
         }
         const VLEN: usize = 32;
         for bytes in [64usize, 1024, 8192] {
-            let mut iov: Vec<libc::iovec> = (0..VLEN)
-                .map(|_| libc::iovec {
-                    iov_base: buf.as_mut_ptr().cast(),
-                    iov_len: bytes,
-                })
-                .collect();
+            let mut iov: Vec<libc::iovec> =
+                (0..VLEN).map(|_| libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: bytes }).collect();
             let mut msgs: Vec<libc::mmsghdr> = (0..VLEN)
                 .map(|i| {
                     let mut m: libc::mmsghdr = std::mem::zeroed();
@@ -594,11 +448,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
                     black_box(libc::sendmmsg(ofd, msgs.as_mut_ptr(), VLEN as u32, 0));
                 }
             });
-            let s = Sample {
-                median: s.median,
-                min: s.min,
-                iterations: s.iterations,
-            };
+            let s = Sample { median: s.median, min: s.min, iterations: s.iterations };
             add(
                 &mut costs,
                 "sendmmsg",
@@ -612,10 +462,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
 
     let multicall = match &opts.mc_calibrate {
         Some((tool, out)) => {
-            progress(&format!(
-                "running {} (libmulticall's backends by batch size)",
-                tool.display()
-            ));
+            progress(&format!("running {} (libmulticall's backends by batch size)", tool.display()));
             Some(run_mc_calibrate(tool, out, &opts.dir, opts.mc_quick)?)
         }
         None => None,
@@ -637,24 +484,13 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
 }
 
 /// Runs libmulticall's mc-calibrate, writing `out`, and keeps its JSON.
-pub fn run_mc_calibrate(
-    tool: &Path,
-    out: &Path,
-    dir: &Path,
-    quick: bool,
-) -> io::Result<MulticallFigures> {
+pub fn run_mc_calibrate(tool: &Path, out: &Path, dir: &Path, quick: bool) -> io::Result<MulticallFigures> {
     let mut cmd = std::process::Command::new(tool);
-    cmd.arg("-o")
-        .arg(out)
-        .arg("--dir")
-        .arg(dir)
-        .stdin(std::process::Stdio::null());
+    cmd.arg("-o").arg(out).arg("--dir").arg(dir).stdin(std::process::Stdio::null());
     if quick {
         cmd.arg("--quick");
     }
-    let o = cmd
-        .output()
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot run {}: {e}", tool.display())))?;
+    let o = cmd.output().map_err(|e| io::Error::new(e.kind(), format!("cannot run {}: {e}", tool.display())))?;
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
         return Err(io::Error::other(format!(
@@ -664,17 +500,9 @@ pub fn run_mc_calibrate(
             err.lines().last().unwrap_or("")
         )));
     }
-    let bytes = std::fs::read(out).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("{} wrote no {}: {e}", tool.display(), out.display()),
-        )
-    })?;
-    let data: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        io::Error::other(format!("{} wrote no JSON calibration: {e}", tool.display()))
-    })?;
-    Ok(MulticallFigures {
-        source: tool.display().to_string(),
-        data,
-    })
+    let bytes = std::fs::read(out)
+        .map_err(|e| io::Error::new(e.kind(), format!("{} wrote no {}: {e}", tool.display(), out.display())))?;
+    let data: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| io::Error::other(format!("{} wrote no JSON calibration: {e}", tool.display())))?;
+    Ok(MulticallFigures { source: tool.display().to_string(), data })
 }

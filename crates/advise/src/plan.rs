@@ -18,9 +18,7 @@ pub fn from_advice(a: &Advice, p: &Profile) -> Plan {
         .iter()
         .map(|r| {
             for l in &r.locations {
-                modules
-                    .entry(l.location.module.clone())
-                    .or_insert_with(|| Module::of(&l.location.module));
+                modules.entry(l.location.module.clone()).or_insert_with(|| Module::of(&l.location.module));
             }
             cluster(r, a, p)
         })
@@ -56,9 +54,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
     });
     let shape = if r.nodes.len() == 1 {
         "run"
-    } else if seq.is_some_and(|s| s.kind == "loop")
-        || p.sequences.loops.iter().any(|l| l.nodes == r.nodes)
-    {
+    } else if seq.is_some_and(|s| s.kind == "loop") || p.sequences.loops.iter().any(|l| l.nodes == r.nodes) {
         "loop"
     } else {
         "sequence"
@@ -76,9 +72,8 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 for (j, arg) in info.args.iter().enumerate() {
                     // Results refer to positions in this cluster's calls.
                     if let Some(d) = deps.iter().find(|d| {
-                        seq.is_some_and(|s| {
-                            s.nodes.get(d.to) == Some(&id) && s.nodes.get(d.from).is_some()
-                        }) && d.arg as usize == j
+                        seq.is_some_and(|s| s.nodes.get(d.to) == Some(&id) && s.nodes.get(d.from).is_some())
+                            && d.arg as usize == j
                     }) {
                         let from = seq.map(|s| s.nodes[d.from]).unwrap_or(0);
                         if let Some(k) = r.nodes.iter().position(|&x| x == from) {
@@ -89,10 +84,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                     if matches!(arg.kind, ArgKind::Ptr | ArgKind::Path) {
                         continue;
                     }
-                    let vp = p
-                        .value_profiles
-                        .iter()
-                        .find(|v| v.syscall == n.syscall && v.position == j as i8);
+                    let vp = p.value_profiles.iter().find(|v| v.syscall == n.syscall && v.position == j as i8);
                     if let Some(t) = vp.and_then(|v| v.top.first()).filter(|t| t.share >= 0.9) {
                         args.insert(arg.name.to_string(), t.value);
                     }

@@ -14,9 +14,7 @@ pub fn wrap(text: &str, indent: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
-        if !line.is_empty()
-            && indent.chars().count() + line.chars().count() + 1 + word.chars().count() > width
-        {
+        if !line.is_empty() && indent.chars().count() + line.chars().count() + 1 + word.chars().count() > width {
             let _ = writeln!(out, "{indent}{line}");
             line.clear();
         }
@@ -32,57 +30,27 @@ pub fn wrap(text: &str, indent: &str, width: usize) -> String {
 }
 
 fn heading(out: &mut String, title: &str) {
-    let _ = writeln!(
-        out,
-        "\n{title}\n{}",
-        "─".repeat(title.chars().count().min(WIDTH))
-    );
+    let _ = writeln!(out, "\n{title}\n{}", "─".repeat(title.chars().count().min(WIDTH)));
 }
 
 pub fn evidence_text(e: &Evidence) -> String {
     match e {
         Evidence::Edge { from, to, weight } => format!("edge {from} → {to} ×{}", count(*weight)),
-        Evidence::ResultMatch {
-            from,
-            to,
-            arg,
-            share,
-            ..
-        } => format!("{to}.{arg} = result of {from} in {}", pct(*share)),
-        Evidence::Value {
-            syscall,
-            arg,
-            value,
-            share,
-            observations,
-        } => {
+        Evidence::ResultMatch { from, to, arg, share, .. } => {
+            format!("{to}.{arg} = result of {from} in {}", pct(*share))
+        }
+        Evidence::Value { syscall, arg, value, share, observations } => {
             let pointer = syscluster_model::syscalls::by_name(syscall)
                 .and_then(|s| s.args.iter().find(|a| a.name == arg))
                 .is_some_and(|a| a.kind == syscluster_model::syscalls::ArgKind::Ptr);
-            let v = if pointer {
-                format!("{value:#x}")
-            } else {
-                value.to_string()
-            };
-            format!(
-                "{syscall}.{arg} = {v} in {} of {}",
-                pct(*share),
-                count(*observations)
-            )
+            let v = if pointer { format!("{value:#x}") } else { value.to_string() };
+            format!("{syscall}.{arg} = {v} in {} of {}", pct(*share), count(*observations))
         }
         Evidence::Calls { node, count: c } => format!("{node} ×{}", count(*c)),
         Evidence::Loop { nodes, weight } => {
             format!("loop {} ×{}", nodes.join(" → "), count(*weight))
         }
-        Evidence::IoPattern {
-            path,
-            file_kind: kind,
-            class,
-            opens,
-            reads,
-            writes,
-            bytes: b,
-        } => format!(
+        Evidence::IoPattern { path, file_kind: kind, class, opens, reads, writes, bytes: b } => format!(
             "{path} ({kind}, {class}): {} opens, {} reads, {} writes, {}",
             count(*opens),
             count(*reads),
@@ -98,11 +66,7 @@ pub fn evidence_text(e: &Evidence) -> String {
 fn recommendation(out: &mut String, r: &Recommendation) {
     let _ = writeln!(out, "\n#{} {}  [{}]", r.rank, r.title, r.rule);
     let s = &r.saving;
-    let up = if s.bound == "upper_bound" {
-        "up to "
-    } else {
-        "~"
-    };
+    let up = if s.bound == "upper_bound" { "up to " } else { "~" };
     let _ = writeln!(
         out,
         "    saves {up}{} ({} of the {}): {} → {} calls, {} crossings fewer",
@@ -113,18 +77,9 @@ fn recommendation(out: &mut String, r: &Recommendation) {
         count(s.calls_after),
         count(s.crossings_removed)
     );
-    let _ = writeln!(
-        out,
-        "    = crossings {} + kernel work {}",
-        duration(s.crossing_ns),
-        duration(s.kernel_ns)
-    );
+    let _ = writeln!(out, "    = crossings {} + kernel work {}", duration(s.crossing_ns), duration(s.kernel_ns));
     if r.locations.is_empty() {
-        let _ = writeln!(
-            out,
-            "    at: {} (no code locations in the profile)",
-            r.labels.join(", ")
-        );
+        let _ = writeln!(out, "    at: {} (no code locations in the profile)", r.labels.join(", "));
     } else {
         let mut sites: Vec<String> = r
             .locations
@@ -134,10 +89,7 @@ fn recommendation(out: &mut String, r: &Recommendation) {
                     "{} {}{} ×{}",
                     l.syscall,
                     l.short,
-                    l.location
-                        .function
-                        .as_ref()
-                        .map_or(String::new(), |f| format!(" ({f})")),
+                    l.location.function.as_ref().map_or(String::new(), |f| format!(" ({f})")),
                     count(l.count)
                 )
             })
@@ -146,15 +98,7 @@ fn recommendation(out: &mut String, r: &Recommendation) {
         out.push_str(&wrap(&format!("at: {}", sites.join("; ")), "    ", WIDTH));
     }
     out.push_str(&wrap(
-        &format!(
-            "how: {}{}",
-            r.how,
-            if r.applicable_here {
-                ""
-            } else {
-                " [cannot be applied on this machine]"
-            }
-        ),
+        &format!("how: {}{}", r.how, if r.applicable_here { "" } else { " [cannot be applied on this machine]" }),
         "    ",
         WIDTH,
     ));
@@ -173,18 +117,11 @@ fn recommendation(out: &mut String, r: &Recommendation) {
     for e in &r.evidence {
         out.push_str(&wrap(&format!("- {}", evidence_text(e)), "      ", WIDTH));
     }
-    out.push_str(&wrap(
-        &format!("estimate: {}; costs from {}", s.assumes, s.basis),
-        "    ",
-        WIDTH,
-    ));
+    out.push_str(&wrap(&format!("estimate: {}; costs from {}", s.assumes, s.basis), "    ", WIDTH));
     if !r.overlaps.is_empty() {
         let o: Vec<String> = r.overlaps.iter().map(|x| format!("#{x}")).collect();
         out.push_str(&wrap(
-            &format!(
-                "alternatives for some of the same calls (savings do not add up): {}",
-                o.join(", ")
-            ),
+            &format!("alternatives for some of the same calls (savings do not add up): {}", o.join(", ")),
             "    ",
             WIDTH,
         ));
@@ -200,18 +137,8 @@ fn pct_fine(x: f64) -> String {
 }
 
 fn sequence(out: &mut String, s: &SequenceAnalysis) {
-    let closing = if s.kind == "loop" && s.labels.len() > 1 {
-        format!(" → {}", s.labels[0])
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "\n{} {}{}",
-        if s.kind == "loop" { "loop" } else { "path" },
-        s.labels.join(" → "),
-        closing
-    );
+    let closing = if s.kind == "loop" && s.labels.len() > 1 { format!(" → {}", s.labels[0]) } else { String::new() };
+    let _ = writeln!(out, "\n{} {}{}", if s.kind == "loop" { "loop" } else { "path" }, s.labels.join(" → "), closing);
     let _ = writeln!(
         out,
         "    ×{} runs, {} crossings ({} of all calls)",
@@ -223,32 +150,15 @@ fn sequence(out: &mut String, s: &SequenceAnalysis) {
         let d: Vec<String> = s
             .dependencies
             .iter()
-            .map(|d| {
-                format!(
-                    "{}.{} = result of {} ({})",
-                    s.labels[d.to],
-                    d.arg_name,
-                    s.labels[d.from],
-                    pct(d.share)
-                )
-            })
+            .map(|d| format!("{}.{} = result of {} ({})", s.labels[d.to], d.arg_name, s.labels[d.from], pct(d.share)))
             .collect();
-        out.push_str(&wrap(
-            &format!("dependencies: {}", d.join("; ")),
-            "    ",
-            WIDTH,
-        ));
+        out.push_str(&wrap(&format!("dependencies: {}", d.join("; ")), "    ", WIDTH));
     }
     let place = match s.placement.class.as_str() {
         "unknown" => "unknown (no code locations)".to_string(),
         "no_symbols" => format!("not known (no symbols): {}", s.placement.gaps.join("; ")),
         "adjacent" => format!("adjacent, in {}", s.placement.functions.join(", ")),
-        c => format!(
-            "{} ({}): {}",
-            c.replace('_', " "),
-            s.placement.functions.join(", "),
-            s.placement.gaps.join("; ")
-        ),
+        c => format!("{} ({}): {}", c.replace('_', " "), s.placement.functions.join(", "), s.placement.gaps.join("; ")),
     };
     out.push_str(&wrap(&format!("code: {place}"), "    ", WIDTH));
     let b: Vec<String> = s
@@ -262,19 +172,11 @@ fn sequence(out: &mut String, s: &SequenceAnalysis) {
             } else {
                 ""
             };
-            format!(
-                "{} {}{note}",
-                b.backend,
-                if b.can_run { "yes" } else { "no" }
-            )
+            format!("{} {}{note}", b.backend, if b.can_run { "yes" } else { "no" })
         })
         .collect();
     out.push_str(&wrap(&format!("backends: {}", b.join(", ")), "    ", WIDTH));
-    if let Some(fu) = s
-        .backends
-        .iter()
-        .find(|b| b.backend == "fusion" && b.can_run)
-    {
+    if let Some(fu) = s.backends.iter().find(|b| b.backend == "fusion" && b.can_run) {
         out.push_str(&wrap(&format!("fusion: {}", fu.why), "    ", WIDTH));
     }
     if !s.specialization.is_empty() {
@@ -283,22 +185,14 @@ fn sequence(out: &mut String, s: &SequenceAnalysis) {
             .iter()
             .map(|v| format!("{}.{} = {} ({})", v.syscall, v.arg, v.value, pct(v.share)))
             .collect();
-        out.push_str(&wrap(
-            &format!("specialize on: {}", v.join(", ")),
-            "    ",
-            WIDTH,
-        ));
+        out.push_str(&wrap(&format!("specialize on: {}", v.join(", ")), "    ", WIDTH));
     }
 }
 
 /// The whole advice as text.
 pub fn render(a: &Advice) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "syscluster advice for: {}",
-        a.profile.command.join(" ")
-    );
+    let _ = writeln!(out, "syscluster advice for: {}", a.profile.command.join(" "));
     let c = &a.costs;
     let costs = match c.source.as_str() {
         "calibration" => format!(
@@ -308,7 +202,9 @@ pub fn render(a: &Advice) -> String {
             c.function_call_ns.unwrap_or(0.0),
             c.crossing_ns / c.function_call_ns.unwrap_or(1.0).max(1e-3)
         ),
-        "profile" => format!("costs from the profile's kernel times (no calibration; crossing assumed {:.0} ns)", c.crossing_ns),
+        "profile" => {
+            format!("costs from the profile's kernel times (no calibration; crossing assumed {:.0} ns)", c.crossing_ns)
+        }
         _ => format!("costs assumed: {:.0} ns per crossing (no calibration, no kernel times)", c.crossing_ns),
     };
     out.push_str(&wrap(&costs, "", WIDTH));

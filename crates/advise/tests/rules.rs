@@ -3,9 +3,7 @@
 
 use std::collections::BTreeSet;
 use syscluster_advise::advice::{Advice, Evidence};
-use syscluster_advise::calibration::{
-    Calibration, CallCost, Crossing, Machine, CALIBRATION_VERSION,
-};
+use syscluster_advise::calibration::{Calibration, CallCost, Crossing, Machine, CALIBRATION_VERSION};
 use syscluster_advise::plan::Plan;
 use syscluster_advise::{advise, AdviseOptions, CostModel};
 use syscluster_analysis::{BuilderOptions, ProfileBuilder};
@@ -31,10 +29,7 @@ impl Sim {
     }
     fn with_key(node_key: NodeKeyMode) -> Sim {
         Sim {
-            b: ProfileBuilder::new(BuilderOptions {
-                node_key,
-                ..Default::default()
-            }),
+            b: ProfileBuilder::new(BuilderOptions { node_key, ..Default::default() }),
             t: 0,
             site: None,
             kernel: None,
@@ -47,9 +42,7 @@ impl Sim {
         self
     }
     fn call_path(&mut self, name: &str, args: &[i64], ret: i64, path: Option<&[u8]>) -> &mut Sim {
-        let nr = syscalls::by_name(name)
-            .unwrap_or_else(|| panic!("no call {name}"))
-            .nr;
+        let nr = syscalls::by_name(name).unwrap_or_else(|| panic!("no call {name}")).nr;
         let mut ev = SyscallEvent::new(100, 100, nr);
         for (i, a) in args.iter().enumerate() {
             ev.args[i] = *a as u64;
@@ -92,14 +85,7 @@ impl Sim {
 }
 
 fn cost(syscall: &str, on: &str, bytes: u64, ns: f64) -> CallCost {
-    CallCost {
-        syscall: syscall.into(),
-        on: on.into(),
-        bytes,
-        ns,
-        median_ns: ns,
-        what: String::new(),
-    }
+    CallCost { syscall: syscall.into(), on: on.into(), bytes, ns, median_ns: ns, what: String::new() }
 }
 
 /// A calibration with round figures, so that savings can be checked exactly.
@@ -150,14 +136,7 @@ fn calibration() -> Calibration {
 fn run(p: &Profile) -> Advice {
     let cal = calibration();
     let cost = CostModel::new(p, Some(&cal), Some("test".into()));
-    advise(
-        p,
-        &cost,
-        &AdviseOptions {
-            kmod_device: "/nonexistent/multicall".into(),
-            ..Default::default()
-        },
-    )
+    advise(p, &cost, &AdviseOptions { kmod_device: "/nonexistent/multicall".into(), ..Default::default() })
 }
 
 fn rules(a: &Advice) -> BTreeSet<String> {
@@ -165,10 +144,7 @@ fn rules(a: &Advice) -> BTreeSet<String> {
 }
 
 fn rec<'a>(a: &'a Advice, rule: &str) -> &'a syscluster_advise::Recommendation {
-    a.recommendations
-        .iter()
-        .find(|r| r.rule == rule)
-        .unwrap_or_else(|| panic!("no {rule} in {:?}", rules(a)))
+    a.recommendations.iter().find(|r| r.rule == rule).unwrap_or_else(|| panic!("no {rule} in {:?}", rules(a)))
 }
 
 fn set(v: &[&str]) -> BTreeSet<String> {
@@ -194,27 +170,17 @@ fn coalesce_writes_on_short_writes_with_exact_saving() {
     let r = rec(&a, "coalesce-writes");
     assert_eq!(r.labels, ["write(3)"]);
     assert_eq!(r.rank, 1);
-    assert!(
-        r.applicable_here && r.how.contains("--coalesce-writes"),
-        "{}",
-        r.how
-    );
+    assert!(r.applicable_here && r.how.contains("--coalesce-writes"), "{}", r.how);
     // 999 consecutive writes of 8 B at 800 ns; after: one 64 KiB write at 12 µs.
     assert_eq!(r.saving.calls_before, 999);
     assert_eq!(r.saving.calls_after, 1);
-    assert!(
-        (r.saving.ns - (999.0 * 800.0 - 12000.0)).abs() < 1e-6,
-        "{}",
-        r.saving.ns
-    );
+    assert!((r.saving.ns - (999.0 * 800.0 - 12000.0)).abs() < 1e-6, "{}", r.saving.ns);
     assert!((r.saving.crossing_ns - 998.0 * 200.0).abs() < 1e-6);
     assert!((r.saving.crossing_ns + r.saving.kernel_ns - r.saving.ns).abs() < 1e-6);
-    assert!(r.evidence.contains(&Evidence::Edge {
-        from: "write(3)".into(),
-        to: "write(3)".into(),
-        weight: 999
-    }));
-    assert!(r.evidence.iter().any(|e| matches!(e, Evidence::IoPattern { path, class, .. } if path == "/tmp/out" && class == "short writes")));
+    assert!(r.evidence.contains(&Evidence::Edge { from: "write(3)".into(), to: "write(3)".into(), weight: 999 }));
+    assert!(r.evidence.iter().any(
+        |e| matches!(e, Evidence::IoPattern { path, class, .. } if path == "/tmp/out" && class == "short writes")
+    ));
     assert_eq!(r.locations.len(), 1);
     assert_eq!(r.locations[0].short, "prog.c:14");
     assert_eq!(r.parameters["fd"], "3");
@@ -223,14 +189,8 @@ fn coalesce_writes_on_short_writes_with_exact_saving() {
 
 #[test]
 fn no_coalescing_of_large_or_few_writes() {
-    assert!(
-        run(&short_writes(1000, 4096)).recommendations.is_empty(),
-        "4 KiB writes are not short"
-    );
-    assert!(
-        run(&short_writes(20, 8)).recommendations.is_empty(),
-        "20 writes are too few"
-    );
+    assert!(run(&short_writes(1000, 4096)).recommendations.is_empty(), "4 KiB writes are not short");
+    assert!(run(&short_writes(20, 8)).recommendations.is_empty(), "20 writes are too few");
 }
 
 fn seek_reads(n: i64, whence: i64, offset_step: i64) -> Profile {
@@ -247,32 +207,17 @@ fn seek_reads(n: i64, whence: i64, offset_step: i64) -> Profile {
 #[test]
 fn pread_for_seek_then_read() {
     let a = run(&seek_reads(200, 0, 7 * 512));
-    assert_eq!(
-        rules(&a),
-        set(&["pread"]),
-        "a multi-call of lseek → read is covered by pread"
-    );
+    assert_eq!(rules(&a), set(&["pread"]), "a multi-call of lseek → read is covered by pread");
     let r = rec(&a, "pread");
     assert_eq!(r.labels, ["lseek(3)", "read(3)"]);
     // Per pair: the lseek (200 ns) goes; read and pread cost the same.
-    assert!(
-        (r.saving.ns - 200.0 * 200.0).abs() < 1e-6,
-        "{}",
-        r.saving.ns
-    );
-    assert_eq!(
-        (r.saving.calls_before, r.saving.calls_after),
-        (200, 0),
-        "the lseeks"
-    );
+    assert!((r.saving.ns - 200.0 * 200.0).abs() < 1e-6, "{}", r.saving.ns);
+    assert_eq!((r.saving.calls_before, r.saving.calls_after), (200, 0), "the lseeks");
     assert_eq!(r.saving.crossings_removed, 200);
     assert!(r.after.contains("pread(3, buf, 512, off)"), "{}", r.after);
     let places: Vec<&str> = r.locations.iter().map(|l| l.short.as_str()).collect();
     assert_eq!(places, ["prog.c:18", "prog.c:19"]);
-    assert!(r
-        .evidence
-        .iter()
-        .any(|e| matches!(e, Evidence::Placement { class, .. } if class == "adjacent")));
+    assert!(r.evidence.iter().any(|e| matches!(e, Evidence::Placement { class, .. } if class == "adjacent")));
 }
 
 #[test]
@@ -310,35 +255,19 @@ fn seek_and_read_made_by_one_library_call_say_so() {
 fn lseek_for_the_offset_is_redundant_not_pread() {
     let a = run(&seek_reads(200, 1, 0));
     assert!(rules(&a).contains("redundant-lseek"), "{:?}", rules(&a));
-    assert!(
-        !rules(&a).contains("pread"),
-        "SEEK_CUR, 0 only asks for the offset"
-    );
+    assert!(!rules(&a).contains("pread"), "SEEK_CUR, 0 only asks for the offset");
     let r = rec(&a, "redundant-lseek");
-    assert!(
-        (r.saving.ns - 200.0 * 190.0).abs() < 1e-6,
-        "{}",
-        r.saving.ns
-    );
+    assert!((r.saving.ns - 200.0 * 190.0).abs() < 1e-6, "{}", r.saving.ns);
 }
 
 fn copy_loop(blocks: u64, forwarded: bool) -> Profile {
     let mut s = Sim::new();
     s.at(0x1010).open("/tmp/in", 3);
-    s.at(0x1020).call_path(
-        "openat",
-        &[-100, 0x1000, 0x241, 0o666],
-        4,
-        Some(b"/tmp/out"),
-    );
+    s.at(0x1020).call_path("openat", &[-100, 0x1000, 0x241, 0o666], 4, Some(b"/tmp/out"));
     for i in 0..blocks {
         let n = if i + 1 == blocks { 832 } else { 4096 };
         s.at(0x1100).call("read", &[3, 0x5000, 4096], n);
-        s.at(0x1110).call(
-            "write",
-            &[4, 0x5000, if forwarded { n } else { 100 }],
-            if forwarded { n } else { 100 },
-        );
+        s.at(0x1110).call("write", &[4, 0x5000, if forwarded { n } else { 100 }], if forwarded { n } else { 100 });
     }
     s.at(0x1100).call("read", &[3, 0x5000, 4096], 0);
     s.finish()
@@ -348,80 +277,41 @@ fn copy_loop(blocks: u64, forwarded: bool) -> Profile {
 fn copy_loop_gets_offload_larger_block_and_looped_multicall() {
     let p = copy_loop(1000, true);
     let a = run(&p);
-    assert_eq!(
-        rules(&a),
-        set(&["copy-offload", "larger-block", "looped-multicall"])
-    );
+    assert_eq!(rules(&a), set(&["copy-offload", "larger-block", "looped-multicall"]));
     let c = rec(&a, "copy-offload");
     assert_eq!(c.labels, ["read(3)", "write(4)"]);
     assert_eq!(c.mechanism, "copy_file_range");
-    assert!(
-        c.after
-            .contains("copy_file_range(3, NULL, 4, NULL, 1 << 30, 0)"),
-        "{}",
-        c.after
-    );
+    assert!(c.after.contains("copy_file_range(3, NULL, 4, NULL, 1 << 30, 0)"), "{}", c.after);
     assert!(c.before.contains("read(3, buf, 4096)"), "{}", c.before);
-    assert!(c.evidence.iter().any(
-        |e| matches!(e, Evidence::ResultMatch { arg, share, .. } if arg == "count" && *share == 1.0)
-    ));
+    assert!(c
+        .evidence
+        .iter()
+        .any(|e| matches!(e, Evidence::ResultMatch { arg, share, .. } if arg == "count" && *share == 1.0)));
     let lb = rec(&a, "larger-block");
     assert_eq!(lb.parameters["size"], "4096");
     assert_eq!(lb.parameters["block"], "131072");
     let l = rec(&a, "looped-multicall");
     assert!(!l.applicable_here, "no kernel module here");
-    assert!(
-        l.rank > c.rank && l.rank > lb.rank,
-        "what cannot be applied here ranks last"
-    );
-    assert!(
-        l.after.contains("mc_set_ref(&body[1], 2, 0)"),
-        "write's count is read's result:\n{}",
-        l.after
-    );
-    assert!(
-        !l.after.contains("mc_set_ref(&body[0]"),
-        "read's count is a constant, not write's result:\n{}",
-        l.after
-    );
+    assert!(l.rank > c.rank && l.rank > lb.rank, "what cannot be applied here ranks last");
+    assert!(l.after.contains("mc_set_ref(&body[1], 2, 0)"), "write's count is read's result:\n{}", l.after);
+    assert!(!l.after.contains("mc_set_ref(&body[0]"), "read's count is a constant, not write's result:\n{}", l.after);
     // The three are alternatives for the same calls.
     assert_eq!(c.overlaps.len(), 2);
     // The loop's analysis: the dependency, the placement, the backends.
-    let s = a
-        .sequences
-        .iter()
-        .find(|s| s.kind == "loop" && s.labels == ["read(3)", "write(4)"])
-        .expect("the copy loop");
+    let s =
+        a.sequences.iter().find(|s| s.kind == "loop" && s.labels == ["read(3)", "write(4)"]).expect("the copy loop");
     assert_eq!(s.dependencies.len(), 1);
-    assert_eq!(
-        (
-            s.dependencies[0].from,
-            s.dependencies[0].to,
-            s.dependencies[0].arg_name.as_str()
-        ),
-        (0, 1, "count")
-    );
+    assert_eq!((s.dependencies[0].from, s.dependencies[0].to, s.dependencies[0].arg_name.as_str()), (0, 1, "count"));
     assert_eq!(s.placement.class, "adjacent");
     let fusion = s.backends.iter().find(|b| b.backend == "fusion").unwrap();
-    assert!(
-        fusion.can_run && fusion.why.contains("copy_file_range"),
-        "{}",
-        fusion.why
-    );
-    assert!(s
-        .specialization
-        .iter()
-        .any(|v| v.syscall == "read" && v.arg == "count" && v.value == 4096));
+    assert!(fusion.can_run && fusion.why.contains("copy_file_range"), "{}", fusion.why);
+    assert!(s.specialization.iter().any(|v| v.syscall == "read" && v.arg == "count" && v.value == 4096));
 }
 
 #[test]
 fn no_copy_without_the_data_dependency() {
     let a = run(&copy_loop(1000, false));
-    assert!(
-        !rules(&a).contains("copy-offload") && !rules(&a).contains("larger-block"),
-        "{:?}",
-        rules(&a)
-    );
+    assert!(!rules(&a).contains("copy-offload") && !rules(&a).contains("larger-block"), "{:?}", rules(&a));
 }
 
 fn udp_server(blocks: u64, sock_type: i64, addr_len: i64) -> Profile {
@@ -430,8 +320,7 @@ fn udp_server(blocks: u64, sock_type: i64, addr_len: i64) -> Profile {
     s.at(0x1020).call("socket", &[2, sock_type, 0], 4);
     for _ in 0..blocks {
         s.at(0x1100).call("read", &[3, 0x5000, 1024], 1024);
-        s.at(0x1110)
-            .call("sendto", &[4, 0x5000, 1024, 0, 0x6000, addr_len], 1024);
+        s.at(0x1110).call("sendto", &[4, 0x5000, 1024, 0, 0x6000, addr_len], 1024);
     }
     s.at(0x1100).call("read", &[3, 0x5000, 1024], 0);
     s.finish()
@@ -447,19 +336,10 @@ fn read_sendto_loop_gets_sendmmsg_and_looped_multicall() {
     // and 640 datagrams by 20 sendmmsg after.
     assert_eq!(r.saving.calls_after, 40);
     let read32k = 600.0 + (5000.0 - 600.0) * (32768.0 - 4096.0) / (131072.0 - 4096.0);
-    let expect = 640.0 * (500.0 + (600.0 - 500.0) * 512.0 / 3584.0 + 3300.0)
-        - (20.0 * read32k + 640.0 * 2700.0);
-    assert!(
-        (r.saving.ns - expect).abs() < 1e-3,
-        "{} vs {expect}",
-        r.saving.ns
-    );
+    let expect = 640.0 * (500.0 + (600.0 - 500.0) * 512.0 / 3584.0 + 3300.0) - (20.0 * read32k + 640.0 * 2700.0);
+    assert!((r.saving.ns - expect).abs() < 1e-3, "{} vs {expect}", r.saving.ns);
     let a = run(&udp_server(640, SOCK_STREAM, 0));
-    assert!(
-        !rules(&a).contains("sendmmsg"),
-        "no datagram evidence: {:?}",
-        rules(&a)
-    );
+    assert!(!rules(&a).contains("sendmmsg"), "no datagram evidence: {:?}", rules(&a));
 }
 
 #[test]
@@ -470,22 +350,10 @@ fn select_then_clock() {
         s.at(0x1210).call("gettimeofday", &[0x7200, 0], 0);
     }
     let a = run(&s.finish());
-    assert_eq!(
-        rules(&a),
-        set(&["select-clock"]),
-        "select fills fd sets the program reads: no looped multi-call"
-    );
+    assert_eq!(rules(&a), set(&["select-clock"]), "select fills fd sets the program reads: no looped multi-call");
     let r = rec(&a, "select-clock");
-    assert!(
-        (r.saving.ns - 300.0 * (220.0 - 20.0)).abs() < 1e-6,
-        "{}",
-        r.saving.ns
-    );
-    assert!(
-        r.explanation.contains("select → gettimeofday"),
-        "{}",
-        r.explanation
-    );
+    assert!((r.saving.ns - 300.0 * (220.0 - 20.0)).abs() < 1e-6, "{}", r.saving.ns);
+    assert!(r.explanation.contains("select → gettimeofday"), "{}", r.explanation);
 }
 
 #[test]
@@ -499,10 +367,7 @@ fn clocks_through_the_system_call() {
     for _ in 0..300 {
         s.at(0x1300).call("clock_gettime", &[2, 0x7000], 0);
     }
-    assert!(
-        run(&s.finish()).recommendations.is_empty(),
-        "the vDSO does not serve CPU-time clocks"
-    );
+    assert!(run(&s.finish()).recommendations.is_empty(), "the vDSO does not serve CPU-time clocks");
 }
 
 #[test]
@@ -528,7 +393,9 @@ fn reopening_one_file_and_the_multicall_of_its_rounds() {
         m.evidence
     );
     assert!(
-        m.evidence.iter().any(|e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result")),
+        m.evidence.iter().any(
+            |e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result")
+        ),
         "the open's result profile is the evidence: {:?}",
         m.evidence
     );
@@ -552,30 +419,11 @@ fn a_multicall_across_functions_says_so() {
     assert_eq!(rules(&a), set(&["multicall"]));
     let r = rec(&a, "multicall");
     assert_eq!(r.nodes.len(), 4);
-    assert!(r
-        .evidence
-        .iter()
-        .any(|e| matches!(e, Evidence::Placement { class, .. } if class == "several_functions")));
-    let seq = a
-        .sequences
-        .iter()
-        .find(|s| s.kind == "hot_path" && s.nodes.len() == 4)
-        .unwrap();
+    assert!(r.evidence.iter().any(|e| matches!(e, Evidence::Placement { class, .. } if class == "several_functions")));
+    let seq = a.sequences.iter().find(|s| s.kind == "hot_path" && s.nodes.len() == 4).unwrap();
     // fstat's fd is openat's result: always 3 here, so the value says so, not the edge.
-    assert!(
-        seq.dependencies
-            .iter()
-            .any(|d| d.from == 0 && d.to == 1 && d.arg_name == "dfd"),
-        "{:?}",
-        seq.dependencies
-    );
-    assert!(
-        seq.dependencies
-            .iter()
-            .any(|d| d.via == "fd_value" && d.arg_name == "fd"),
-        "{:?}",
-        seq.dependencies
-    );
+    assert!(seq.dependencies.iter().any(|d| d.from == 0 && d.to == 1 && d.arg_name == "dfd"), "{:?}", seq.dependencies);
+    assert!(seq.dependencies.iter().any(|d| d.via == "fd_value" && d.arg_name == "fd"), "{:?}", seq.dependencies);
     assert_eq!(seq.placement.class, "several_functions");
 }
 
@@ -583,8 +431,7 @@ fn a_multicall_across_functions_says_so() {
 fn stat_storm_is_an_upper_bound() {
     let mut s = Sim::with_key(NodeKeyMode::Name);
     for i in 0..3000 {
-        s.at(0x1400)
-            .call("newfstatat", &[-100, 0x8000 + (i % 8), 0x5000, 0], 0);
+        s.at(0x1400).call("newfstatat", &[-100, 0x8000 + (i % 8), 0x5000, 0], 0);
     }
     let a = run(&s.finish());
     assert_eq!(rules(&a), set(&["stat-storm"]));
@@ -607,8 +454,7 @@ fn getpid_and_fstat_repeats() {
         let mut s = Sim::new();
         s.at(0x1010).open("/tmp/f", 3);
         for _ in 0..200 {
-            s.at(0x1600)
-                .call("newfstatat", &[3, 0x9000, 0x5000, 0x1000], 0);
+            s.at(0x1600).call("newfstatat", &[3, 0x9000, 0x5000, 0x1000], 0);
             s.at(0x1610).call("pread64", &[3, 0x5000, 8, 0], 8);
             if write {
                 s.at(0x1620).call("write", &[3, 0x5000, 8], 8);
@@ -619,29 +465,28 @@ fn getpid_and_fstat_repeats() {
     let a = run(&fstat_loop(false));
     assert!(rules(&a).contains("redundant-fstat"), "{:?}", rules(&a));
     let a = run(&fstat_loop(true));
-    assert!(
-        !rules(&a).contains("redundant-fstat"),
-        "the loop writes the file: {:?}",
-        rules(&a)
-    );
+    assert!(!rules(&a).contains("redundant-fstat"), "the loop writes the file: {:?}", rules(&a));
 }
 
 #[test]
 fn clean_programs_get_nothing() {
     // A few unrelated calls.
     let mut s = Sim::new();
-    s.call("getcwd", &[0x5000, 4096], 10)
-        .call("uname", &[0x5000], 0)
-        .call("getpid", &[], 7)
-        .call("write", &[1, 0x5000, 20], 20);
+    s.call("getcwd", &[0x5000, 4096], 10).call("uname", &[0x5000], 0).call("getpid", &[], 7).call(
+        "write",
+        &[1, 0x5000, 20],
+        20,
+    );
     let a = run(&s.finish());
     assert!(a.recommendations.is_empty(), "{:?}", rules(&a));
     // One 1 MiB copy.
     let mut s = Sim::new();
     s.open("/tmp/in", 3).open("/tmp/out", 4);
-    s.call("read", &[3, 0x5000, 1 << 20], 1 << 20)
-        .call("write", &[4, 0x5000, 1 << 20], 1 << 20)
-        .call("read", &[3, 0x5000, 1 << 20], 0);
+    s.call("read", &[3, 0x5000, 1 << 20], 1 << 20).call("write", &[4, 0x5000, 1 << 20], 1 << 20).call(
+        "read",
+        &[3, 0x5000, 1 << 20],
+        0,
+    );
     let a = run(&s.finish());
     assert!(a.recommendations.is_empty(), "{:?}", rules(&a));
     // Large writes.
@@ -653,21 +498,10 @@ fn without_calibration_the_profile_times_are_used_and_said() {
     let p = short_writes(1000, 8);
     let cost = CostModel::new(&p, None, None);
     let a = advise(&p, &cost, &AdviseOptions::default());
-    assert_eq!(
-        a.costs.source, "assumed",
-        "the synthetic profile has no kernel times"
-    );
-    assert!(
-        a.notes.iter().any(|n| n.contains("syscluster calibrate")),
-        "{:?}",
-        a.notes
-    );
+    assert_eq!(a.costs.source, "assumed", "the synthetic profile has no kernel times");
+    assert!(a.notes.iter().any(|n| n.contains("syscluster calibrate")), "{:?}", a.notes);
     let r = rec(&a, "coalesce-writes");
-    assert!(
-        r.saving.basis.contains("crossing alone"),
-        "{}",
-        r.saving.basis
-    );
+    assert!(r.saving.basis.contains("crossing alone"), "{}", r.saving.basis);
     assert!(r.saving.ns > 0.0);
 }
 
@@ -677,28 +511,14 @@ fn plan_names_calls_results_and_locations() {
     let a = run(&p);
     let plan = syscluster_advise::plan::from_advice(&a, &p);
     assert_eq!(plan.clusters.len(), a.recommendations.len());
-    let c = plan
-        .clusters
-        .iter()
-        .find(|c| c.rule == "looped-multicall")
-        .unwrap();
+    let c = plan.clusters.iter().find(|c| c.rule == "looped-multicall").unwrap();
     assert_eq!(c.shape, "loop");
     assert_eq!(c.calls.len(), 2);
     assert_eq!(c.calls[1].syscall, "write");
     assert_eq!(c.calls[1].fd, Some(4));
-    assert_eq!(
-        c.calls[1].results.get("count"),
-        Some(&0),
-        "write's count is the result of call 0"
-    );
+    assert_eq!(c.calls[1].results.get("count"), Some(&0), "write's count is the result of call 0");
     assert_eq!(c.calls[0].args.get("count"), Some(&4096));
-    assert_eq!(
-        c.locations
-            .iter()
-            .map(|l| l.line.unwrap())
-            .collect::<Vec<_>>(),
-        [26, 27]
-    );
+    assert_eq!(c.locations.iter().map(|l| l.line.unwrap()).collect::<Vec<_>>(), [26, 27]);
     assert_eq!(plan.modules.len(), 1);
     assert_eq!(plan.modules[0].path, "/bin/prog");
     assert!(
@@ -713,15 +533,8 @@ fn plan_names_calls_results_and_locations() {
     let parsed: Plan = serde_json::from_slice(&plan.to_json()).unwrap();
     assert_eq!(Plan::load(&path).unwrap(), parsed);
     assert_eq!(
-        parsed
-            .clusters
-            .iter()
-            .map(|c| (c.id, c.rule.clone()))
-            .collect::<Vec<_>>(),
-        plan.clusters
-            .iter()
-            .map(|c| (c.id, c.rule.clone()))
-            .collect::<Vec<_>>()
+        parsed.clusters.iter().map(|c| (c.id, c.rule.clone())).collect::<Vec<_>>(),
+        plan.clusters.iter().map(|c| (c.id, c.rule.clone())).collect::<Vec<_>>()
     );
     let mut bad = plan.clone();
     bad.clusters[0].calls[0].results.insert("count".into(), 9);
@@ -735,26 +548,13 @@ fn plan_names_calls_results_and_locations() {
 fn text_rendering_shows_the_ranked_list() {
     let a = run(&copy_loop(1000, true));
     let t = syscluster_advise::text::render(&a);
-    assert!(
-        t.contains("#1 ") && t.contains("[copy-offload]") && t.contains("prog.c:26"),
-        "{t}"
-    );
-    assert!(
-        t.lines()
-            .all(|l| l.chars().count() <= 80 || l.starts_with("      ")),
-        "80 columns but code:\n{t}"
-    );
+    assert!(t.contains("#1 ") && t.contains("[copy-offload]") && t.contains("prog.c:26"), "{t}");
+    assert!(t.lines().all(|l| l.chars().count() <= 80 || l.starts_with("      ")), "80 columns but code:\n{t}");
     let json = serde_json::to_string(&a).unwrap();
     let back: Advice = serde_json::from_str(&json).unwrap();
     assert_eq!(
-        back.recommendations
-            .iter()
-            .map(|r| (&r.rule, r.rank, &r.locations))
-            .collect::<Vec<_>>(),
-        a.recommendations
-            .iter()
-            .map(|r| (&r.rule, r.rank, &r.locations))
-            .collect::<Vec<_>>()
+        back.recommendations.iter().map(|r| (&r.rule, r.rank, &r.locations)).collect::<Vec<_>>(),
+        a.recommendations.iter().map(|r| (&r.rule, r.rank, &r.locations)).collect::<Vec<_>>()
     );
 }
 
@@ -773,9 +573,7 @@ fn keys(v: &serde_json::Value, out: &mut BTreeSet<String>) {
 }
 
 fn doc(name: &str) -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docs")
-        .join(name);
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -783,11 +581,7 @@ fn doc(name: &str) -> String {
 fn docs_describe_every_rule_and_field() {
     let advice_md = doc("ADVICE.md");
     for r in syscluster_advise::rules::catalogue() {
-        assert!(
-            advice_md.contains(&format!("| `{}` |", r.id)),
-            "docs/ADVICE.md lacks rule {}",
-            r.id
-        );
+        assert!(advice_md.contains(&format!("| `{}` |", r.id)), "docs/ADVICE.md lacks rule {}", r.id);
         assert!(!r.explanation.is_empty() && !r.title.is_empty());
     }
     // Fields of the advice and the plan, from real ones (parameters and
@@ -798,14 +592,11 @@ fn docs_describe_every_rule_and_field() {
     keys(&serde_json::to_value(&a).unwrap(), &mut k);
     // Locations are the profile's (docs/PROFILE_FORMAT.md).
     let location = ["module", "offset", "function", "file", "line"];
-    for key in k.iter().filter(|k| {
-        !["in", "out", "size", "block", "fd"].contains(&k.as_str())
-            && !location.contains(&k.as_str())
-    }) {
-        assert!(
-            advice_md.contains(&format!("`{key}`")),
-            "docs/ADVICE.md lacks field {key}"
-        );
+    for key in k
+        .iter()
+        .filter(|k| !["in", "out", "size", "block", "fd"].contains(&k.as_str()) && !location.contains(&k.as_str()))
+    {
+        assert!(advice_md.contains(&format!("`{key}`")), "docs/ADVICE.md lacks field {key}");
     }
     let plan_md = doc("PLAN_FORMAT.md");
     let mut k = BTreeSet::new();
@@ -815,14 +606,8 @@ fn docs_describe_every_rule_and_field() {
         c["evidence"] = serde_json::Value::Array(vec![]);
     }
     keys(&plan, &mut k);
-    for key in k
-        .iter()
-        .filter(|k| !["in", "out", "size", "block", "fd", "count"].contains(&k.as_str()))
-    {
-        assert!(
-            plan_md.contains(&format!("`{key}`")),
-            "docs/PLAN_FORMAT.md lacks field {key}"
-        );
+    for key in k.iter().filter(|k| !["in", "out", "size", "block", "fd", "count"].contains(&k.as_str())) {
+        assert!(plan_md.contains(&format!("`{key}`")), "docs/PLAN_FORMAT.md lacks field {key}");
     }
 }
 
@@ -909,11 +694,19 @@ fn with_the_programs_cpu_time_the_share_is_of_its_untraced_cpu_time() {
     // A recorder's CPU cost larger than the program's CPU time: the run is
     // still the calls' crossings at least.
     cal.tracers[0].cpu_per_call_ns = Some(10_000.0);
-    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(
+        &p,
+        &CostModel::new(&p, Some(&cal), None),
+        &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() },
+    );
     assert!((a.costs.run_ns - 20_000.0 * 200.0).abs() < 1.0, "{}", a.costs.run_ns);
     // Without the program's CPU time, the recorded duration is used.
     p.meta.cpu_ns = None;
-    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(
+        &p,
+        &CostModel::new(&p, Some(&cal), None),
+        &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() },
+    );
     assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "untraced run, estimated");
     assert_eq!(a.costs.tracer_ns_per_call, Some(2000.0));
 }
@@ -952,11 +745,8 @@ fn dd8(blocks: u64) -> Profile {
 #[test]
 fn equal_constants_are_no_data_dependency() {
     let a = run(&dd8(2000));
-    let s = a
-        .sequences
-        .iter()
-        .find(|s| s.kind == "loop" && s.labels == ["read(0)", "write(1)"])
-        .expect("the copy loop");
+    let s =
+        a.sequences.iter().find(|s| s.kind == "loop" && s.labels == ["read(0)", "write(1)"]).expect("the copy loop");
     // write's count is read's result: the bytes read are the bytes written.
     assert!(s.dependencies.iter().any(|d| d.from == 0 && d.to == 1 && d.arg_name == "count"));
     // read's count equals write's result only because both are 8.
@@ -1005,11 +795,7 @@ fn no_function_claimed_without_symbols() {
         &mut |a: CodeAddr| Location { module: "/bin/tar".into(), offset: a.offset, ..Default::default() },
     );
     let a = run(&p);
-    let seq = a
-        .sequences
-        .iter()
-        .find(|q| q.nodes.len() == 2)
-        .expect("the loop of two calls");
+    let seq = a.sequences.iter().find(|q| q.nodes.len() == 2).expect("the loop of two calls");
     assert_eq!(seq.placement.class, "no_symbols", "{:?}", seq.placement);
     let text = syscluster_advise::text::render(&a);
     assert!(!text.contains("code: one function"), "{text}");

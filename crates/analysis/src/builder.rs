@@ -48,7 +48,12 @@ pub struct BuilderOptions {
 
 impl Default for BuilderOptions {
     fn default() -> Self {
-        BuilderOptions { node_key: NodeKeyMode::Descriptor, tnv_slots: DEFAULT_SLOTS, value_profiles: true, io_patterns: true }
+        BuilderOptions {
+            node_key: NodeKeyMode::Descriptor,
+            tnv_slots: DEFAULT_SLOTS,
+            value_profiles: true,
+            io_patterns: true,
+        }
     }
 }
 
@@ -100,7 +105,9 @@ impl ProfileBuilder {
     pub fn new(opts: BuilderOptions) -> ProfileBuilder {
         let n = syscalls::NR_SYSCALLS;
         let fd_args = (0..n as u32).map(|nr| syscalls::key_fd_arg(nr).map(|(i, d)| (i as u8, d))).collect();
-        let nargs = (0..n as u32).map(|nr| syscalls::by_nr(nr).map_or(6, |s| if s.args_known { s.args.len() as u8 } else { 6 })).collect();
+        let nargs = (0..n as u32)
+            .map(|nr| syscalls::by_nr(nr).map_or(6, |s| if s.args_known { s.args.len() as u8 } else { 6 }))
+            .collect();
         ProfileBuilder {
             opts,
             nodes: Vec::new(),
@@ -401,7 +408,11 @@ impl ProfileBuilder {
                 let callsites = sites.into_iter().map(|(a, count)| Callsite { location: resolve(a), count }).collect();
                 let key = NodeKey {
                     fd: if node_key == NodeKeyMode::Fd { n.key.fd } else { None },
-                    descriptor: if node_key == NodeKeyMode::Descriptor { n.key.desc.map(|d| descriptors.name(d).to_string()) } else { None },
+                    descriptor: if node_key == NodeKeyMode::Descriptor {
+                        n.key.desc.map(|d| descriptors.name(d).to_string())
+                    } else {
+                        None
+                    },
                     callsite: if node_key == NodeKeyMode::Callsite { n.key.site.map(&mut *resolve) } else { None },
                 };
                 Node {

@@ -531,7 +531,15 @@ mod tests {
     }
 
     /// Feeds call `name(args…) = ret` of process `pid`.
-    fn call(d: &mut Descriptors, pid: u32, name: &str, args: &[i64], ret: i64, path: Option<&[u8]>, addr: Option<&[u8]>) {
+    fn call(
+        d: &mut Descriptors,
+        pid: u32,
+        name: &str,
+        args: &[i64],
+        ret: i64,
+        path: Option<&[u8]>,
+        addr: Option<&[u8]>,
+    ) {
         let mut ev = SyscallEvent::new(pid, pid, nr(name));
         for (i, &a) in args.iter().enumerate() {
             ev.args[i] = a as u64;

@@ -309,7 +309,8 @@ impl IoTracker {
 
     /// The per-file patterns, busiest first.
     pub fn patterns(&self) -> Vec<IoPattern> {
-        let mut out: Vec<IoPattern> = self.files.iter().filter(|f| f.opens + f.reads + f.writes + f.seeks > 0).map(pattern).collect();
+        let mut out: Vec<IoPattern> =
+            self.files.iter().filter(|f| f.opens + f.reads + f.writes + f.seeks > 0).map(pattern).collect();
         out.sort_by(|a, b| (b.reads + b.writes).cmp(&(a.reads + a.writes)).then(a.path.cmp(&b.path)));
         out
     }
@@ -322,7 +323,8 @@ fn pattern(f: &FileAcc) -> IoPattern {
         .enumerate()
         .filter(|(_, c)| c[0] + c[1] > 0)
         .map(|(k, c)| {
-            let (min, max) = if k == 0 { (0, 0) } else { (1u64 << (k - 1), if k == 64 { u64::MAX } else { (1u64 << k) - 1 }) };
+            let (min, max) =
+                if k == 0 { (0, 0) } else { (1u64 << (k - 1), if k == 64 { u64::MAX } else { (1u64 << k) - 1 }) };
             SizeBucket { min, max, reads: c[0], writes: c[1] }
         })
         .collect();

@@ -6,7 +6,8 @@ use crate::sequences;
 use crate::tnv::Tnv;
 use std::collections::BTreeMap;
 use syscluster_model::profile::{
-    Callsite, Edge, IoPattern, Location, Node, NodeKey, NodeKeyMode, Profile, ResultMatch, SizeBucket, ValueCount, ValueProfile,
+    Callsite, Edge, IoPattern, Location, Node, NodeKey, NodeKeyMode, Profile, ResultMatch, SizeBucket, ValueCount,
+    ValueProfile,
 };
 use syscluster_model::FORMAT_VERSION;
 
@@ -74,7 +75,16 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
         for n in &p.nodes {
             let key = if convert { NodeKey::default() } else { n.key.clone() };
             let id = *node_index.entry((n.nr, key.clone())).or_insert_with(|| {
-                nodes.push(Node { id: nodes.len() as u32, count: 0, errors: 0, kernel_ns: 0, blocked_ns: 0, callsites: vec![], key, ..n.clone() });
+                nodes.push(Node {
+                    id: nodes.len() as u32,
+                    count: 0,
+                    errors: 0,
+                    kernel_ns: 0,
+                    blocked_ns: 0,
+                    callsites: vec![],
+                    key,
+                    ..n.clone()
+                });
                 nodes.len() as u32 - 1
             });
             let m = &mut nodes[id as usize];
@@ -103,7 +113,14 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
             }
         }
         for f in &p.io_patterns {
-            merge_file(files.entry(f.path.clone()).or_insert_with(|| IoPattern { path: f.path.clone(), kind: f.kind.clone(), ..Default::default() }), f);
+            merge_file(
+                files.entry(f.path.clone()).or_insert_with(|| IoPattern {
+                    path: f.path.clone(),
+                    kind: f.kind.clone(),
+                    ..Default::default()
+                }),
+                f,
+            );
         }
         for (cause, n) in &p.lost_events.by_cause {
             *lost.by_cause.entry(cause.clone()).or_insert(0) += n;
@@ -139,7 +156,11 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, String> {
                 observations: obs,
                 not_held: t.not_held(),
                 slots: t.capacity() as u32,
-                top: t.top().into_iter().map(|(value, count)| ValueCount { value, count, share: count as f64 / obs.max(1) as f64 }).collect(),
+                top: t
+                    .top()
+                    .into_iter()
+                    .map(|(value, count)| ValueCount { value, count, share: count as f64 / obs.max(1) as f64 })
+                    .collect(),
             }
         })
         .collect();

@@ -55,7 +55,10 @@ pub fn mine(p: &Profile, opts: &SequenceOptions) -> Sequences {
         p.edges.iter().filter(|e| e.weight >= opts.min_weight).map(|e| (e.weight, e.from, e.to)).collect();
     hot.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let weight: FxHashMap<(u32, u32), u64> = hot.iter().map(|&(w, a, b)| ((a, b), w)).collect();
-    Sequences { hot_paths: hot_paths(p.nodes.len(), &hot, &weight, total, opts), loops: loops(&hot, &p.edges, total, opts) }
+    Sequences {
+        hot_paths: hot_paths(p.nodes.len(), &hot, &weight, total, opts),
+        loops: loops(&hot, &p.edges, total, opts),
+    }
 }
 
 fn hot_paths(
@@ -199,7 +202,8 @@ fn loops(hot: &[(u64, u32, u32)], all: &[Edge], total: u64, opts: &SequenceOptio
 /// outside the cycle (the `read` of a copy loop, entered from `open`).
 fn rotate_to_entry(mut cycle: Vec<u32>, all: &[Edge]) -> Vec<u32> {
     let inside: rustc_hash::FxHashSet<u32> = cycle.iter().copied().collect();
-    let entry_weight = |x: u32| -> u64 { all.iter().filter(|e| e.to == x && !inside.contains(&e.from)).map(|e| e.weight).sum() };
+    let entry_weight =
+        |x: u32| -> u64 { all.iter().filter(|e| e.to == x && !inside.contains(&e.from)).map(|e| e.weight).sum() };
     let start = (0..cycle.len())
         .max_by(|&i, &j| entry_weight(cycle[i]).cmp(&entry_weight(cycle[j])).then(cycle[j].cmp(&cycle[i])))
         .unwrap_or(0);
@@ -265,7 +269,12 @@ mod tests {
         let p = graph(3, &[(0, 1, 100), (1, 0, 100), (2, 0, 100), (1, 2, 100)]);
         let s = mine(&p, &SequenceOptions::default());
         let crossings: u64 = s.loops.iter().map(|l| l.crossings).sum();
-        assert!(crossings <= p.meta.total_calls, "{crossings} crossings of {} calls: {:?}", p.meta.total_calls, s.loops);
+        assert!(
+            crossings <= p.meta.total_calls,
+            "{crossings} crossings of {} calls: {:?}",
+            p.meta.total_calls,
+            s.loops
+        );
     }
 
     #[test]

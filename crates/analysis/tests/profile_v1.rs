@@ -88,7 +88,9 @@ fn a_version_1_profile_merges_with_a_descriptor_keyed_one_by_name() {
 
 #[test]
 fn version_1_cannot_claim_the_descriptor_key() {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_v1_copy.json")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_v1_copy.json"))
+            .unwrap();
     let bad = text.replace("\"node_key\": \"fd\"", "\"node_key\": \"descriptor\"");
     assert_ne!(bad, text);
     let e = Profile::from_slice(bad.as_bytes(), "bad.json").unwrap_err().to_string();

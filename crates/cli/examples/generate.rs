@@ -38,14 +38,12 @@ fn generate(what: &str, dir: &Path) -> Result<(), String> {
         "man" => clap_mangen::generate_to(Cli::command(), dir)
             .map_err(|e| format!("cannot write the manual pages into {}: {e}", dir.display())),
         "completions" => {
-            for (shell, file) in [
-                (Shell::Bash, "syscluster.bash"),
-                (Shell::Zsh, "_syscluster"),
-                (Shell::Fish, "syscluster.fish"),
-            ] {
+            for (shell, file) in
+                [(Shell::Bash, "syscluster.bash"), (Shell::Zsh, "_syscluster"), (Shell::Fish, "syscluster.fish")]
+            {
                 let path = dir.join(file);
-                let mut out = std::fs::File::create(&path)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let mut out =
+                    std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 clap_complete::generate(shell, &mut Cli::command(), "syscluster", &mut out);
             }
             Ok(())

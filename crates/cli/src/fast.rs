@@ -15,13 +15,7 @@ pub fn run_args(args: &[OsString]) -> Option<RunArgs> {
     if args.get(1).map(|a| a.as_os_str()) != Some("run".as_ref()) {
         return None;
     }
-    let mut out = RunArgs {
-        coalesce_writes: None,
-        plan: None,
-        flush_interval: 5,
-        verbose: false,
-        command: Vec::new(),
-    };
+    let mut out = RunArgs { coalesce_writes: None, plan: None, flush_interval: 5, verbose: false, command: Vec::new() };
     let (mut coalesce, mut flush) = (false, false);
     let mut i = 2;
     while let Some(a) = args.get(i) {

@@ -459,8 +459,10 @@ pub struct CcArgs {
 /// differences are shown: which file or stream, the first differing byte,
 /// its context), 2 verify itself could not run.
 #[derive(Args, Debug)]
-#[command(override_usage = "syscluster verify [OPTIONS] -- ORIGINAL… ::: CANDIDATE…\n       \
-syscluster verify --run [--plan PLAN] [OPTIONS] -- CMD…", after_help = "\
+#[command(
+    override_usage = "syscluster verify [OPTIONS] -- ORIGINAL… ::: CANDIDATE…\n       \
+syscluster verify --run [--plan PLAN] [OPTIONS] -- CMD…",
+    after_help = "\
 Examples:
   syscluster verify -- ./write8 out 1000 ::: ./write8_coalesced out 1000
   syscluster verify -r 5 -- ./copy in out ::: ./copy-multicall in out
@@ -469,7 +471,8 @@ Examples:
   syscluster verify --run -- ./logger                   # plain against syscluster run
   syscluster verify --run --plan plan.json --fs-limit 64K -- ./logger
 
-Arguments after `--` are the ORIGINAL command, then `:::`, then the CANDIDATE.")]
+Arguments after `--` are the ORIGINAL command, then `:::`, then the CANDIDATE."
+)]
 pub struct VerifyArgs {
     /// Runs of each variant, interleaved (original, candidate, original, …).
     #[arg(short = 'r', long = "runs", default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -52,7 +52,12 @@ pub fn run_command(args: flags::RunArgs) -> i32 {
 /// (a panic) one line and 70, not a backtrace.
 fn guarded(f: impl FnOnce() -> Result<i32, Failure> + std::panic::UnwindSafe) -> i32 {
     std::panic::set_hook(Box::new(|info| {
-        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("syscluster: internal error{at}: {msg} (please report this)");
     }));

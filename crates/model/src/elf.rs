@@ -23,9 +23,7 @@ pub fn open_regular(what: &str, path: &Path, limit: u64) -> Result<File, String>
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
+    let meta = f.metadata().map_err(|e| format!("cannot read {what}{}: {e}", path.display()))?;
     let t = meta.file_type();
     let kind = if t.is_file() {
         None
@@ -43,17 +41,10 @@ pub fn open_regular(what: &str, path: &Path, limit: u64) -> Result<File, String>
         Some("not a regular file")
     };
     if let Some(kind) = kind {
-        return Err(format!(
-            "{what}{} is {kind}, not a regular file",
-            path.display()
-        ));
+        return Err(format!("{what}{} is {kind}, not a regular file", path.display()));
     }
     if meta.len() > limit {
-        return Err(format!(
-            "{what}{} is larger than {limit} bytes ({} bytes)",
-            path.display(),
-            meta.len()
-        ));
+        return Err(format!("{what}{} is larger than {limit} bytes ({} bytes)", path.display(), meta.len()));
     }
     Ok(f)
 }
@@ -84,10 +75,7 @@ pub fn read_regular(what: &str, path: &Path, limit: u64) -> Result<Vec<u8>, Stri
     }
     data.truncate(n);
     if data.len() as u64 > limit {
-        return Err(format!(
-            "{what}{} grew past {limit} bytes while it was read",
-            path.display()
-        ));
+        return Err(format!("{what}{} grew past {limit} bytes while it was read", path.display()));
     }
     Ok(data)
 }
@@ -95,11 +83,8 @@ pub fn read_regular(what: &str, path: &Path, limit: u64) -> Result<Vec<u8>, Stri
 /// The build-id as lowercase hex; `Ok(None)` for an ELF file without one.
 pub fn build_id(path: &Path) -> Result<Option<String>, String> {
     let data = read_regular("", path, MODULE_LIMIT)?;
-    let file = object::File::parse(&*data)
-        .map_err(|e| format!("{} is not an ELF file: {e}", path.display()))?;
-    let id = file
-        .build_id()
-        .map_err(|e| format!("bad notes in {}: {e}", path.display()))?;
+    let file = object::File::parse(&*data).map_err(|e| format!("{} is not an ELF file: {e}", path.display()))?;
+    let id = file.build_id().map_err(|e| format!("bad notes in {}: {e}", path.display()))?;
     Ok(id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect()))
 }
 
@@ -113,14 +98,9 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let id = build_id(&exe).unwrap();
         if let Some(id) = &id {
-            assert!(
-                id.len() >= 16 && id.chars().all(|c| c.is_ascii_hexdigit()),
-                "{id}"
-            );
+            assert!(id.len() >= 16 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
         }
-        let sh = build_id(Path::new("/bin/sh"))
-            .unwrap()
-            .expect("Debian's /bin/sh has a build-id");
+        let sh = build_id(Path::new("/bin/sh")).unwrap().expect("Debian's /bin/sh has a build-id");
         assert_eq!(sh.len(), 40, "a SHA-1 build-id: {sh}");
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x");
@@ -128,10 +108,7 @@ mod tests {
         assert!(build_id(&p).unwrap_err().contains("not an ELF file"));
         // What a plan may name instead of a module: refused before a byte is read.
         let e = build_id(Path::new("/dev/zero")).unwrap_err();
-        assert!(
-            e.contains("/dev/zero is a character device, not a regular file"),
-            "{e}"
-        );
+        assert!(e.contains("/dev/zero is a character device, not a regular file"), "{e}");
         let fifo = d.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -139,12 +116,8 @@ mod tests {
         assert!(e.contains("is a FIFO, not a regular file"), "{e}");
         assert!(build_id(d.path()).unwrap_err().contains("is a directory"));
         std::fs::write(&p, vec![0u8; 100]).unwrap();
-        assert!(read_regular("", &p, 99)
-            .unwrap_err()
-            .contains("larger than 99 bytes"));
+        assert!(read_regular("", &p, 99).unwrap_err().contains("larger than 99 bytes"));
         assert_eq!(read_regular("", &p, 100).unwrap().len(), 100);
-        assert!(build_id(&d.path().join("missing"))
-            .unwrap_err()
-            .contains("cannot read"));
+        assert!(build_id(&d.path().join("missing")).unwrap_err().contains("cannot read"));
     }
 }

@@ -49,7 +49,20 @@ pub struct SyscallEvent<'a> {
 impl SyscallEvent<'_> {
     /// A blank event for call `nr` of thread `tid` in process `pid`.
     pub fn new(pid: u32, tid: u32, nr: u32) -> Self {
-        SyscallEvent { pid, tid, nr, args: [0; 6], ret: None, enter_ns: 0, kernel_ns: None, blocked_ns: None, callsite: None, path: None, addr: None, unknown_args: 0 }
+        SyscallEvent {
+            pid,
+            tid,
+            nr,
+            args: [0; 6],
+            ret: None,
+            enter_ns: 0,
+            kernel_ns: None,
+            blocked_ns: None,
+            callsite: None,
+            path: None,
+            addr: None,
+            unknown_args: 0,
+        }
     }
 
     /// Argument `i` as the C type of the parameter gives it meaning: `int`

@@ -31,10 +31,6 @@ pub fn sigpipe_ignored() -> bool {
 /// unless its parent ignored it).  Async-signal-safe: for a child between
 /// `fork` and `exec`.
 pub fn restore_sigpipe() {
-    let handler = if sigpipe_ignored() {
-        libc::SIG_IGN
-    } else {
-        libc::SIG_DFL
-    };
+    let handler = if sigpipe_ignored() { libc::SIG_IGN } else { libc::SIG_DFL };
     unsafe { libc::signal(libc::SIGPIPE, handler) };
 }

@@ -123,41 +123,17 @@ pub struct PlanLocation {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Evidence {
     /// `to` immediately followed `from` `weight` times.
-    Edge {
-        from: String,
-        to: String,
-        weight: u64,
-    },
+    Edge { from: String, to: String, weight: u64 },
     /// Argument `arg` of `to` was the result of `from` in `share` of the edge.
-    ResultMatch {
-        from: String,
-        to: String,
-        arg: String,
-        count: u64,
-        share: f64,
-    },
+    ResultMatch { from: String, to: String, arg: String, count: u64, share: f64 },
     /// A value profile: `value` in `share` of the `observations`.
-    Value {
-        syscall: String,
-        arg: String,
-        value: i64,
-        share: f64,
-        observations: u64,
-    },
+    Value { syscall: String, arg: String, value: i64, share: f64, observations: u64 },
     /// Calls of a node.
     Calls { node: String, count: u64 },
     /// A loop of the graph.
     Loop { nodes: Vec<String>, weight: u64 },
     /// A file's I/O pattern.
-    IoPattern {
-        path: String,
-        file_kind: String,
-        class: String,
-        opens: u64,
-        reads: u64,
-        writes: u64,
-        bytes: u64,
-    },
+    IoPattern { path: String, file_kind: String, class: String, opens: u64, reads: u64, writes: u64, bytes: u64 },
     /// Code locations of the calls.
     Placement { class: String, detail: String },
 }
@@ -194,15 +170,11 @@ pub const CODE_WINDOW: u64 = 16;
 pub fn code_hash(path: &Path, offset: u64) -> Result<String, String> {
     use std::os::unix::fs::FileExt;
     let f = crate::elf::open_regular("", path, crate::elf::MODULE_LIMIT)?;
-    let len = f
-        .metadata()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .len();
+    let len = f.metadata().map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
     let from = offset.saturating_sub(CODE_WINDOW).min(len);
     let to = offset.saturating_add(CODE_WINDOW).min(len);
     let mut buf = vec![0u8; (to - from) as usize];
-    f.read_exact_at(&mut buf, from)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    f.read_exact_at(&mut buf, from).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(fnv1a(&buf))
 }
 
@@ -223,10 +195,7 @@ pub fn fnv1a(bytes: &[u8]) -> String {
 pub fn source_hash(path: &Path, line: u32) -> Result<String, String> {
     let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let at = (line as usize).checked_sub(1).ok_or_else(|| format!("{}: line 0", path.display()))?;
-    let l = text
-        .split(|b| *b == b'\n')
-        .nth(at)
-        .ok_or_else(|| format!("{} has no line {line}", path.display()))?;
+    let l = text.split(|b| *b == b'\n').nth(at).ok_or_else(|| format!("{} has no line {line}", path.display()))?;
     let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
     let start = l.iter().position(|b| !blank(b)).unwrap_or(l.len());
     let end = l.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
@@ -246,12 +215,7 @@ impl Plan {
 
     /// Locations in modules without a build-id get the hash of their code.
     pub fn with_code_hashes(mut self) -> Plan {
-        let bare: Vec<String> = self
-            .modules
-            .iter()
-            .filter(|m| m.build_id.is_none())
-            .map(|m| m.path.clone())
-            .collect();
+        let bare: Vec<String> = self.modules.iter().filter(|m| m.build_id.is_none()).map(|m| m.path.clone()).collect();
         for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
             if bare.contains(&l.module) {
                 l.code_hash = code_hash(Path::new(&l.module), l.offset).ok();
@@ -269,9 +233,7 @@ impl Plan {
             return Some(m);
         }
         let id = crate::elf::build_id(&want).ok().flatten()?;
-        self.modules
-            .iter()
-            .find(|m| m.build_id.as_deref() == Some(id.as_str()))
+        self.modules.iter().find(|m| m.build_id.as_deref() == Some(id.as_str()))
     }
 
     /// Refuses a stale plan: one naming a module whose build-id is not the
@@ -281,8 +243,7 @@ impl Plan {
         const AGAIN: &str = "record the program again and re-run `syscluster advise --plan-out`";
         for m in &self.modules {
             let path = Path::new(&m.path);
-            let now = crate::elf::build_id(path)
-                .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+            let now = crate::elf::build_id(path).map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
             match (&m.build_id, now) {
                 (Some(was), Some(now)) if *was == now => {}
                 (Some(was), Some(now)) => {
@@ -299,12 +260,7 @@ impl Plan {
                     ))
                 }
                 (None, _) => {
-                    for l in self
-                        .clusters
-                        .iter()
-                        .flat_map(|c| &c.locations)
-                        .filter(|l| l.module == m.path)
-                    {
+                    for l in self.clusters.iter().flat_map(|c| &c.locations).filter(|l| l.module == m.path) {
                         let Some(was) = &l.code_hash else {
                             return Err(format!(
                                 "plan {name} gives neither a build-id nor code hashes for {}: it cannot be \
@@ -312,8 +268,7 @@ impl Plan {
                                 m.path
                             ));
                         };
-                        let now = code_hash(path, l.offset)
-                            .map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+                        let now = code_hash(path, l.offset).map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
                         if now != *was {
                             return Err(format!(
                                 "stale plan {name}: the code of {} at offset {:#x} ({}) is not the code \
@@ -345,24 +300,21 @@ impl Plan {
         match v.get("plan_version").and_then(|x| x.as_u64()) {
             None => return Err(format!("{name} is not a syscluster plan: no plan_version")),
             Some(n) if n != PLAN_VERSION as u64 => {
-                return Err(format!(
-                    "plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"
-                ))
+                return Err(format!("plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"))
             }
             Some(_) => {}
         }
-        let plan: Plan =
-            serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
+        let plan: Plan = serde_json::from_value(v).map_err(|e| format!("corrupt plan {name}: {e}"))?;
         for c in &plan.clusters {
             if c.calls.is_empty() {
-                return Err(format!(
-                    "corrupt plan {name}: cluster {} has no calls",
-                    c.id
-                ));
+                return Err(format!("corrupt plan {name}: cluster {} has no calls", c.id));
             }
             for call in &c.calls {
                 if let Some((arg, &k)) = call.results.iter().find(|(_, &k)| k >= c.calls.len()) {
-                    return Err(format!("corrupt plan {name}: cluster {}: {}.{arg} refers to call {k}, which does not exist", c.id, call.syscall));
+                    return Err(format!(
+                        "corrupt plan {name}: cluster {}: {}.{arg} refers to call {k}, which does not exist",
+                        c.id, call.syscall
+                    ));
                 }
             }
         }
@@ -374,21 +326,9 @@ impl Module {
     /// The module at `path`, with its build-id as the file says now.
     pub fn of(path: &str) -> Module {
         match crate::elf::build_id(Path::new(path)) {
-            Ok(Some(id)) => Module {
-                path: path.into(),
-                build_id: Some(id),
-                status: "ok".into(),
-            },
-            Ok(None) => Module {
-                path: path.into(),
-                build_id: None,
-                status: "no_build_id".into(),
-            },
-            Err(e) => Module {
-                path: path.into(),
-                build_id: None,
-                status: e,
-            },
+            Ok(Some(id)) => Module { path: path.into(), build_id: Some(id), status: "ok".into() },
+            Ok(None) => Module { path: path.into(), build_id: None, status: "no_build_id".into() },
+            Err(e) => Module { path: path.into(), build_id: None, status: e },
         }
     }
 }

@@ -427,9 +427,15 @@ impl Profile {
     /// Parses and validates a profile; `name` names it in errors.
     pub fn from_slice(bytes: &[u8], name: &str) -> Result<Profile, ProfileError> {
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            let why = if bytes.iter().all(|b| b.is_ascii_whitespace()) { "the file is empty" } else { "a JSON object is expected" };
+            let why = if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+                "the file is empty"
+            } else {
+                "a JSON object is expected"
+            };
             // Not even JSON? Say so, as for any other syntax error.
-            if serde_json::from_slice::<serde_json::Value>(bytes).is_err() && !bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            if serde_json::from_slice::<serde_json::Value>(bytes).is_err()
+                && !bytes.iter().all(|b| b.is_ascii_whitespace())
+            {
                 return Err(ProfileError::Corrupt(name.to_string(), "invalid JSON: not a JSON document".into()));
             }
             return Err(ProfileError::NotAProfile(name.to_string(), why.into()));
@@ -460,7 +466,10 @@ impl Profile {
         let profile: Profile =
             serde_json::from_slice(bytes).map_err(|e| ProfileError::Corrupt(name.to_string(), e.to_string()))?;
         if version < 2 && profile.meta.node_key == NodeKeyMode::Descriptor {
-            return Err(ProfileError::Corrupt(name.to_string(), "node_key descriptor does not exist in format_version 1".into()));
+            return Err(ProfileError::Corrupt(
+                name.to_string(),
+                "node_key descriptor does not exist in format_version 1".into(),
+            ));
         }
         profile.validate().map_err(|why| ProfileError::Corrupt(name.to_string(), why))?;
         Ok(profile)

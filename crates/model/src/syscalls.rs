@@ -73,7 +73,12 @@ pub fn by_name(name: &str) -> Option<&'static SyscallInfo> {
     let index = INDEX.get_or_init(|| {
         let mut m: HashMap<&'static str, u32> = TABLE.iter().flatten().map(|s| (s.name, s.nr)).collect();
         // Names that glibc, strace or older kernels use for the same numbers.
-        for (alias, real) in [("fstatat", "newfstatat"), ("sendfile64", "sendfile"), ("fadvise64_64", "fadvise64"), ("umount", "umount2")] {
+        for (alias, real) in [
+            ("fstatat", "newfstatat"),
+            ("sendfile64", "sendfile"),
+            ("fadvise64_64", "fadvise64"),
+            ("umount", "umount2"),
+        ] {
             if let Some(&nr) = m.get(real) {
                 m.entry(alias).or_insert(nr);
             }

@@ -9,7 +9,9 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Instant;
 use syscluster_model::CodeAddr;
-use syscluster_record::callsite::unwind::{find_callsite, read_maps, CfaRule, ProcessMemory, Regs, SkipModule, UnwindTable};
+use syscluster_record::callsite::unwind::{
+    find_callsite, read_maps, CfaRule, ProcessMemory, Regs, SkipModule, UnwindTable,
+};
 use syscluster_record::callsite::{Modules, Symbolizer};
 
 fn main() {
@@ -28,7 +30,10 @@ fn run() -> Result<(), String> {
 
     // Tables: the skip modules, built from scratch several times.
     let skip = syscluster_record::callsite::unwind::skip_modules()?;
-    println!("unwind tables (row = {} bytes in memory):", std::mem::size_of::<syscluster_record::callsite::unwind::UnwindRow>());
+    println!(
+        "unwind tables (row = {} bytes in memory):",
+        std::mem::size_of::<syscluster_record::callsite::unwind::UnwindRow>()
+    );
     for m in skip {
         let runs = 10;
         let t = Instant::now();
@@ -40,7 +45,14 @@ fn run() -> Result<(), String> {
         let per = t.elapsed() / runs; // the vDSO's (from memory) is not timed
         let rows = &m.table.rows;
         let count = |f: &dyn Fn(&CfaRule) -> bool| rows.iter().filter(|r| f(&r.cfa)).count();
-        let max_off = rows.iter().filter_map(|r| match r.cfa { CfaRule::Rsp(n) | CfaRule::Rbp(n) => Some(n.unsigned_abs()), _ => None }).max().unwrap_or(0);
+        let max_off = rows
+            .iter()
+            .filter_map(|r| match r.cfa {
+                CfaRule::Rsp(n) | CfaRule::Rbp(n) => Some(n.unsigned_abs()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         let max_rbp = rows.iter().filter_map(|r| r.rbp_offset.map(i32::unsigned_abs)).max().unwrap_or(0);
         println!(
             "  {}: {} rows ({} rsp, {} rbp, {} unknown, {} outermost), {} bytes; built in {:.2} ms; largest CFA offset {max_off}, rbp offset {max_rbp}",
@@ -80,7 +92,11 @@ fn run() -> Result<(), String> {
         let first = seen.iter().filter(|a| a.module == site.module).count() == 1;
         let t = Instant::now();
         let loc = s.resolve(site);
-        let what = if first { "first address of its module (loads the module and its DWARF)" } else { "another address of a loaded module" };
+        let what = if first {
+            "first address of its module (loads the module and its DWARF)"
+        } else {
+            "another address of a loaded module"
+        };
         println!("  {what}: {:.1} µs -> {loc}", t.elapsed().as_secs_f64() * 1e6);
     }
     let t = Instant::now();
@@ -90,7 +106,15 @@ fn run() -> Result<(), String> {
     }
     println!("  a repeated address: {:.3} µs", (t.elapsed() / runs).as_secs_f64() * 1e6);
     // libc with its separate debug file (libc6-dbg), 64 distinct addresses.
-    let text = skip[0].table.rows.iter().map(|r| r.pc as u64).filter(|&p| p > 0x30000).step_by(400).take(64).collect::<Vec<_>>();
+    let text = skip[0]
+        .table
+        .rows
+        .iter()
+        .map(|r| r.pc as u64)
+        .filter(|&p| p > 0x30000)
+        .step_by(400)
+        .take(64)
+        .collect::<Vec<_>>();
     let t = Instant::now();
     let loc = s.resolve(CodeAddr { module: libc, offset: text[0] + 1 });
     println!("  first address of libc (separate debug file): {:.1} ms -> {loc}", t.elapsed().as_secs_f64() * 1e3);
@@ -98,13 +122,21 @@ fn run() -> Result<(), String> {
     for &o in &text[1..] {
         std::hint::black_box(s.resolve(CodeAddr { module: libc, offset: o + 1 }));
     }
-    println!("  further distinct libc addresses: {:.1} µs each", (t.elapsed() / (text.len() as u32 - 1)).as_secs_f64() * 1e6);
+    println!(
+        "  further distinct libc addresses: {:.1} µs each",
+        (t.elapsed() / (text.len() as u32 - 1)).as_secs_f64() * 1e6
+    );
     Ok(())
 }
 
 /// Runs `prog args` under ptrace, and unwinds each write(2) to fd 3 many
 /// times at its entry stop; returns the sites found.
-fn unwind_writes(prog: &Path, args: &[&std::ffi::OsStr], skip: &[SkipModule], modules: &mut Modules) -> Result<Vec<CodeAddr>, String> {
+fn unwind_writes(
+    prog: &Path,
+    args: &[&std::ffi::OsStr],
+    skip: &[SkipModule],
+    modules: &mut Modules,
+) -> Result<Vec<CodeAddr>, String> {
     let mut cmd = std::process::Command::new(prog);
     cmd.args(args);
     unsafe {
@@ -119,7 +151,9 @@ fn unwind_writes(prog: &Path, args: &[&std::ffi::OsStr], skip: &[SkipModule], mo
     let pid = child.id() as i32;
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, (libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL) as usize) };
+    unsafe {
+        libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, (libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL) as usize)
+    };
     let mut entering = false;
     let mut sites = Vec::new();
     let mut mem = ProcessMemory::new(pid as u32);

@@ -16,7 +16,9 @@ fn main() {
     while let Some(a) = args.next() {
         match a.to_str() {
             Some("--mode") => o.mode = if args.next().unwrap() == "aggregate" { Mode::Aggregate } else { Mode::Events },
-            Some("--backend") => o.backend = Some(if args.next().unwrap() == "ptrace" { Backend::Ptrace } else { Backend::Bpf }),
+            Some("--backend") => {
+                o.backend = Some(if args.next().unwrap() == "ptrace" { Backend::Ptrace } else { Backend::Bpf })
+            }
             Some("--node-key") => {
                 o.builder.node_key = match args.next().unwrap().to_str() {
                     Some("name") => NodeKeyMode::Name,

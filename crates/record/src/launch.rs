@@ -256,7 +256,8 @@ fn pipe_cloexec() -> Result<[libc::c_int; 2], LaunchError> {
 /// the first executable of that name on `PATH`.
 pub fn resolve_program(cmd: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let is_exe = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let is_exe =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if cmd.as_bytes().contains(&b'/') {
         let p = std::path::PathBuf::from(cmd);
         return is_exe(&p).then_some(p);

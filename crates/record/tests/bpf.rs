@@ -334,7 +334,8 @@ fn killed_programs() {
 
 /// The line of `corpus/<file>` that holds `needle`.
 fn line_of(file: &str, needle: &str) -> u32 {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus").join(file)).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus").join(file)).unwrap();
     text.lines().position(|l| l.contains(needle)).expect(needle) as u32 + 1
 }
 
@@ -372,7 +373,12 @@ fn callsite_node_keys_in_aggregate_mode() {
         let p = rec(&opts_key(mode, NodeKeyMode::Callsite), "copy", &[input.as_os_str(), out.as_os_str()]).profile;
         let read = format!("read@copy.c:{}", line_of("copy.c", "while ((n = read("));
         let write = format!("write@copy.c:{}", line_of("copy.c", "write(out,"));
-        assert_eq!(edge(&p, &read, &write), 40, "{mode:?}: {:?}", (0..p.nodes.len() as u32).map(|i| p.label(i)).collect::<Vec<_>>());
+        assert_eq!(
+            edge(&p, &read, &write),
+            40,
+            "{mode:?}: {:?}",
+            (0..p.nodes.len() as u32).map(|i| p.label(i)).collect::<Vec<_>>()
+        );
         assert_eq!(edge(&p, &write, &read), 40, "{mode:?}");
         assert_eq!(p.node(id(&p, &read).unwrap()).callsites.len(), 1, "{mode:?}");
     }
@@ -407,8 +413,7 @@ fn unavailable_before_the_command_runs() {
     require_bpf!();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
-    let argv: Vec<OsString> =
-        vec!["/usr/bin/touch".into(), marker.clone().into_os_string()];
+    let argv: Vec<OsString> = vec!["/usr/bin/touch".into(), marker.clone().into_os_string()];
     for mode in MODES {
         let argv = argv.clone();
         let result = std::thread::spawn(move || {

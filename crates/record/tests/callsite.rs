@@ -11,7 +11,9 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use syscluster_model::profile::Location;
 use syscluster_model::CodeAddr;
-use syscluster_record::callsite::unwind::{find_callsite, read_maps, skip_modules, Memory, ProcessMemory, Regs, Unwound};
+use syscluster_record::callsite::unwind::{
+    find_callsite, read_maps, skip_modules, Memory, ProcessMemory, Regs, Unwound,
+};
 use syscluster_record::callsite::{Modules, Symbolizer};
 
 /// The tracer reaps with waitpid(-1), which would steal other tests'
@@ -116,7 +118,8 @@ fn trace(prog: &Path, args: &[&OsStr]) -> Trace {
         }
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
             if tid == pid {
-                trace.exit = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+                trace.exit =
+                    if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
             }
             in_call.remove(&tid);
             continue;
@@ -142,7 +145,12 @@ fn trace(prog: &Path, args: &[&OsStr]) -> Trace {
     trace
 }
 
-fn at_entry(pid: u32, tid: i32, skip: &[syscluster_record::callsite::unwind::SkipModule], modules: &mut Modules) -> Call {
+fn at_entry(
+    pid: u32,
+    tid: i32,
+    skip: &[syscluster_record::callsite::unwind::SkipModule],
+    modules: &mut Modules,
+) -> Call {
     let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
     assert_eq!(unsafe { libc::ptrace(libc::PTRACE_GETREGS, tid, 0, &mut regs as *mut _ as usize) }, 0);
     let maps = read_maps(pid).unwrap();
@@ -168,7 +176,10 @@ fn at_entry(pid: u32, tid: i32, skip: &[syscluster_record::callsite::unwind::Ski
 /// The calls `nr` on `fd` the program made (the loader's startup calls,
 /// on the same fds, end in the loader: `Unwound::Outermost`).
 fn program_calls(calls: &[Call], nr: u64, fd: u64) -> Vec<&Call> {
-    calls.iter().filter(|c| c.nr == nr && c.args[0] == fd && !matches!(c.site, Err(Unwound::Outermost { .. }))).collect()
+    calls
+        .iter()
+        .filter(|c| c.nr == nr && c.args[0] == fd && !matches!(c.site, Err(Unwound::Outermost { .. })))
+        .collect()
 }
 
 /// The resolved location of `call`, which must have one.
@@ -291,7 +302,11 @@ fn check_every_call_unwinds(prog: &Path, args: &[&OsStr]) -> (usize, usize) {
             Ok(site) => {
                 ok += 1;
                 let loc = s.resolve(site);
-                assert!(!loc.module.contains("libc.so") && !loc.module.contains("ld-linux"), "syscall {} located in {loc:?}", c.nr);
+                assert!(
+                    !loc.module.contains("libc.so") && !loc.module.contains("ld-linux"),
+                    "syscall {} located in {loc:?}",
+                    c.nr
+                );
             }
             Err(Unwound::Outermost { .. }) => outermost += 1,
             Err(e) => panic!("{}: syscall {} {:x?}: {e}", prog.display(), c.nr, c.args),
@@ -323,7 +338,10 @@ fn every_call_of_corpus_programs_unwinds() {
 #[test]
 fn every_call_of_python_and_coreutils_unwinds() {
     let os = OsStr::new;
-    check_every_call_unwinds(Path::new("/usr/bin/python3"), &[os("-c"), os("import os, json; os.write(1, json.dumps([1]).encode())")]);
+    check_every_call_unwinds(
+        Path::new("/usr/bin/python3"),
+        &[os("-c"), os("import os, json; os.write(1, json.dumps([1]).encode())")],
+    );
     check_every_call_unwinds(Path::new("/bin/ls"), &[os("-l"), os("/usr/lib")]);
     check_every_call_unwinds(Path::new("/bin/sh"), &[os("-c"), os("echo hi; /bin/true")]);
 }
@@ -430,7 +448,11 @@ fn separate_debug_file_by_debuglink_and_by_build_id() {
         let st = Command::new("objcopy").arg("--only-keep-debug").arg(corpus("write8")).arg(&debug).status().unwrap();
         assert!(st.success());
     }
-    let linked = write8_copy(d, "w8-linked", Some(("objcopy", &["--strip-debug", &format!("--add-gnu-debuglink={}", debug.display())])));
+    let linked = write8_copy(
+        d,
+        "w8-linked",
+        Some(("objcopy", &["--strip-debug", &format!("--add-gnu-debuglink={}", debug.display())])),
+    );
     let (calls, mut s) = write8_site(&linked, d);
     assert_at(&location(&mut s, program_calls(&calls, WRITE, 3)[0]), "main", "write8.c", line);
     // Without the link, by build-id under a debug directory.
@@ -442,7 +464,12 @@ fn separate_debug_file_by_debuglink_and_by_build_id() {
         use object::Object;
         let data = std::fs::read(&bare).unwrap();
         let obj = object::File::parse(&*data).unwrap();
-        obj.build_id().unwrap().expect("corpus programs carry a build-id").iter().map(|b| format!("{b:02x}")).collect::<String>()
+        obj.build_id()
+            .unwrap()
+            .expect("corpus programs carry a build-id")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     };
     s.set_debug_dir(&debug_dir);
     assert_eq!(s.resolve(site).file, None, "debug info found before it was installed");
@@ -508,7 +535,12 @@ fn debug_frame_covers_what_eh_frame_does_not() {
     let eh_only = dir.path().join("eh-only");
     {
         let _g = lock();
-        let st = Command::new("objcopy").args(["--remove-section", ".debug_frame"]).arg(&prog).arg(&eh_only).status().unwrap();
+        let st = Command::new("objcopy")
+            .args(["--remove-section", ".debug_frame"])
+            .arg(&prog)
+            .arg(&eh_only)
+            .status()
+            .unwrap();
         assert!(st.success());
     }
     let without = UnwindTable::from_elf(&eh_only).unwrap();
@@ -551,7 +583,12 @@ fn inlined_function_is_named_with_its_own_line() {
     let prog = dir.path().join("inl");
     {
         let _g = lock();
-        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into())).args(["-O2", "-g", "-o"]).arg(&prog).arg(&src).status().unwrap();
+        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-O2", "-g", "-o"])
+            .arg(&prog)
+            .arg(&src)
+            .status()
+            .unwrap();
         assert!(st.success());
     }
     let t = trace(&prog, &[]);

@@ -94,7 +94,11 @@ fn copy_edges_are_exact_and_the_output_is_intact() {
     let dep = p.edges.iter().find(|e| p.label(e.from) == "read(3)" && p.label(e.to) == "write(4)").unwrap();
     assert!(dep.result_matches.iter().any(|m| m.arg == 2 && m.count == k), "{dep:?}");
     let input_path = input.to_string_lossy().into_owned();
-    assert!(p.io_patterns.iter().any(|io| io.path == input_path), "paths are read from the tracee: {:?}", p.io_patterns);
+    assert!(
+        p.io_patterns.iter().any(|io| io.path == input_path),
+        "paths are read from the tracee: {:?}",
+        p.io_patterns
+    );
 }
 
 #[test]
@@ -133,7 +137,8 @@ fn threads_have_their_own_edges() {
     let p = &r.profile;
     assert!(p.meta.threads > threads, "{} threads seen", p.meta.threads);
     // The writer fds: every write node issued COUNT times.
-    let writers: Vec<String> = p.nodes.iter().filter(|n| n.syscall == "write" && n.count == count).map(|n| p.label(n.id)).collect();
+    let writers: Vec<String> =
+        p.nodes.iter().filter(|n| n.syscall == "write" && n.count == count).map(|n| p.label(n.id)).collect();
     assert_eq!(writers.len() as u64, threads, "{writers:?}");
     for a in &writers {
         assert_eq!(weight(p, a, a), count - 1, "{a} -> {a}");
@@ -244,7 +249,11 @@ fn record_in_child(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8]) -> (Vec<u
 
 /// As [`record_in_child`]; `setup` runs in the child first, and `report`
 /// after recording (it may write to the child's stderr, fd 2).
-fn record_in_child_with(args: &[&dyn AsRef<std::ffi::OsStr>], stdin: &[u8], report: fn(&Recording)) -> (Vec<u8>, Vec<u8>, i32) {
+fn record_in_child_with(
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+    stdin: &[u8],
+    report: fn(&Recording),
+) -> (Vec<u8>, Vec<u8>, i32) {
     record_in_child_full(args, stdin, || {}, report)
 }
 
@@ -307,7 +316,8 @@ fn record_in_child_full(
 
 #[test]
 fn stdin_stdout_stderr_and_the_exit_status_pass_through() {
-    let (out, err, code) = record_in_child(&[&"/bin/sh", &"-c", &"read line; echo \"got $line\"; echo oops >&2; exit 3"], b"hello\n");
+    let (out, err, code) =
+        record_in_child(&[&"/bin/sh", &"-c", &"read line; echo \"got $line\"; echo oops >&2; exit 3"], b"hello\n");
     assert_eq!(String::from_utf8_lossy(&out), "got hello\n");
     assert_eq!(String::from_utf8_lossy(&err), "oops\n");
     assert_eq!(code, 3);
@@ -388,7 +398,11 @@ fn code_locations_are_source_lines() {
     let p = &r.profile;
     for (label, text) in [("read(3)", "n = read(inp"), ("write(4)", "write(out")] {
         let node = p.nodes.iter().find(|n| p.label(n.id) == label).unwrap();
-        let program: Vec<_> = node.callsites.iter().filter(|c| c.location.file.as_deref().is_some_and(|f| f.ends_with("copy.c"))).collect();
+        let program: Vec<_> = node
+            .callsites
+            .iter()
+            .filter(|c| c.location.file.as_deref().is_some_and(|f| f.ends_with("copy.c")))
+            .collect();
         assert_eq!(program.len(), 1, "{label}: {:?}", node.callsites);
         assert_eq!(program[0].location.line, Some(line_of("copy.c", text)), "{label}");
     }
@@ -401,7 +415,11 @@ fn code_locations_are_source_lines() {
     assert_eq!(execve.count, 2);
     // The launcher's exec is the launch, not code of the program.
     assert_eq!(execve.callsites.len(), 2, "{:?}", execve.callsites);
-    assert!(execve.callsites.iter().any(|c| c.location == syscluster_record::launch_location() && c.count == 1), "{:?}", execve.callsites);
+    assert!(
+        execve.callsites.iter().any(|c| c.location == syscluster_record::launch_location() && c.count == 1),
+        "{:?}",
+        execve.callsites
+    );
     let loc = &execve.callsites.iter().find(|c| c.location != syscluster_record::launch_location()).unwrap().location;
     assert!(loc.file.as_deref().is_some_and(|f| f.ends_with("forkexec.c")), "{loc:?}");
     assert_eq!(loc.line, Some(line_of("forkexec.c", "execl(prog")));

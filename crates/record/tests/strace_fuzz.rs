@@ -5,26 +5,68 @@
 
 use proptest::prelude::*;
 use syscluster_analysis::BuilderOptions;
-use syscluster_record::strace::{import_reader, line, ImportOptions};
 use syscluster_model::{LossCause, Profile};
+use syscluster_record::strace::{import_reader, line, ImportOptions};
 use syscluster_record::Sink;
 
 /// Lines in the shapes strace writes, with fields drawn at random.
 fn strace_like() -> impl Strategy<Value = String> {
-    let name = prop::sample::select(vec!["read", "write", "openat", "clone3", "execve", "exit_group", "bogus_call", "syscall_0x1c9", "mmap", "lseek"]);
-    let arg = prop::sample::select(vec!["3", "-1", "AT_FDCWD", "\"/tmp/x\"", "\"a\\\"b)\"", "O_RDONLY|O_CLOEXEC", "[1, 2]", "{st_mode=S_IFREG}", "0x7ffd", "NULL", "flags=CLONE_VM|CLONE_THREAD", "0644", "\"\\x41\\101\"..."]);
-    let result = prop::sample::select(vec!["= 0", "= 3", "= -1 ENOENT (No such file or directory)", "= ?", "= 0x7f00", "= -1 EBOGUS (x)", "=", "= zz", ""]);
+    let name = prop::sample::select(vec![
+        "read",
+        "write",
+        "openat",
+        "clone3",
+        "execve",
+        "exit_group",
+        "bogus_call",
+        "syscall_0x1c9",
+        "mmap",
+        "lseek",
+    ]);
+    let arg = prop::sample::select(vec![
+        "3",
+        "-1",
+        "AT_FDCWD",
+        "\"/tmp/x\"",
+        "\"a\\\"b)\"",
+        "O_RDONLY|O_CLOEXEC",
+        "[1, 2]",
+        "{st_mode=S_IFREG}",
+        "0x7ffd",
+        "NULL",
+        "flags=CLONE_VM|CLONE_THREAD",
+        "0644",
+        "\"\\x41\\101\"...",
+    ]);
+    let result = prop::sample::select(vec![
+        "= 0",
+        "= 3",
+        "= -1 ENOENT (No such file or directory)",
+        "= ?",
+        "= 0x7f00",
+        "= -1 EBOGUS (x)",
+        "=",
+        "= zz",
+        "",
+    ]);
     let tail = prop::sample::select(vec!["", " <0.000010>", " <unfinished ...>", " <0.1"]);
-    (1u32..70000, prop::option::of(1_600_000_000u64..1_800_000_000), name, prop::collection::vec(arg, 0..7), result, tail, any::<bool>()).prop_map(
-        |(pid, ts, name, args, result, tail, resumed)| {
+    (
+        1u32..70000,
+        prop::option::of(1_600_000_000u64..1_800_000_000),
+        name,
+        prop::collection::vec(arg, 0..7),
+        result,
+        tail,
+        any::<bool>(),
+    )
+        .prop_map(|(pid, ts, name, args, result, tail, resumed)| {
             let ts = ts.map(|t| format!(" {t}.{:06}", pid % 1_000_000)).unwrap_or_default();
             if resumed {
                 format!("{pid}{ts} <... {name} resumed>{}) {result}{tail}", args.join(", "))
             } else {
                 format!("{pid}{ts} {name}({}) {result}{tail}", args.join(", "))
             }
-        },
-    )
+        })
 }
 
 fn import(bytes: &[u8], lenient: bool) -> (Result<(), String>, Profile) {

@@ -2,10 +2,10 @@
 //! call count. `dot -Tsvg` renders it. Only the heaviest `top` edges (at
 //! least 50) and their nodes are drawn, so that big graphs stay legible.
 
-use syscluster_model::fmt::count;
 use crate::{ReportOptions, Reporter};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use syscluster_model::fmt::count;
 use syscluster_model::Profile;
 
 pub struct Dot;
@@ -44,7 +44,8 @@ impl Reporter for Dot {
         for &id in &shown {
             let n = p.node(id);
             // Busier nodes get a darker fill (log scale, 9 shades).
-            let shade = 1 + (((n.count.max(1) as f64).ln() / max_c.ln().max(1e-9)) * 8.0).round().clamp(0.0, 8.0) as u32;
+            let shade =
+                1 + (((n.count.max(1) as f64).ln() / max_c.ln().max(1e-9)) * 8.0).round().clamp(0.0, 8.0) as u32;
             let font = if shade >= 7 { "white" } else { "black" };
             let _ = writeln!(
                 out,

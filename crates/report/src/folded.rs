@@ -50,11 +50,7 @@ impl Reporter for Folded {
                 if c == 0 {
                     continue;
                 }
-                let key = format!(
-                    "{};{};{call}",
-                    frame(base(&loc.module)),
-                    frame(&location_frame(loc))
-                );
+                let key = format!("{};{};{call}", frame(base(&loc.module)), frame(&location_frame(loc)));
                 *stacks.entry(key).or_insert(0) += c;
                 placed += c;
             }

@@ -6,12 +6,12 @@
 //! The tables and recommendations are plain HTML; the graph is drawn by a
 //! small script (`html/graph.js`) from the JSON embedded in the page.
 
-use syscluster_model::fmt::{bytes, count, duration, percent, tasks};
 use crate::{ReportOptions, Reporter};
 use serde_json::json;
 use std::fmt::Write as _;
 use syscluster_advise::advice::Advice;
 use syscluster_advise::text::evidence_text;
+use syscluster_model::fmt::{bytes, count, duration, percent, tasks};
 use syscluster_model::syscalls::ArgKind;
 use syscluster_model::Profile;
 
@@ -122,18 +122,16 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
         })
         .collect();
     let recs: Vec<_> = advice
-        .map(|a| {
-            a.recommendations
-                .iter()
-                .map(|r| json!({"rank": r.rank, "rule": r.rule, "nodes": r.nodes}))
-                .collect()
-        })
+        .map(|a| a.recommendations.iter().map(|r| json!({"rank": r.rank, "rule": r.rule, "nodes": r.nodes})).collect())
         .unwrap_or_default();
     json!({"format": "syscluster-html-data", "version": 1, "nodes": nodes, "edges": edges, "values": values, "recommendations": recs, "total": p.meta.total_calls})
 }
 
 fn recommendations(out: &mut String, a: &Advice) {
-    let _ = writeln!(out, "<section id=\"advice\"><h2>Recommendations <small>by estimated saving on this machine</small></h2>");
+    let _ = writeln!(
+        out,
+        "<section id=\"advice\"><h2>Recommendations <small>by estimated saving on this machine</small></h2>"
+    );
     let c = &a.costs;
     let basis = match c.source.as_str() {
         "calibration" => format!(
@@ -142,18 +140,17 @@ fn recommendations(out: &mut String, a: &Advice) {
             c.crossing_ns,
             c.function_call_ns.unwrap_or(0.0)
         ),
-        "profile" => format!(
-            "No calibration: costs from the profile's kernel times, crossing assumed {:.0} ns.",
-            c.crossing_ns
-        ),
-        _ => format!(
-            "No calibration and no kernel times: {:.0} ns assumed per crossing.",
-            c.crossing_ns
-        ),
+        "profile" => {
+            format!("No calibration: costs from the profile's kernel times, crossing assumed {:.0} ns.", c.crossing_ns)
+        }
+        _ => format!("No calibration and no kernel times: {:.0} ns assumed per crossing.", c.crossing_ns),
     };
     let _ = writeln!(out, "<p class=\"basis\">{basis}</p>");
     if a.recommendations.is_empty() {
-        let _ = writeln!(out, "<p id=\"no-recommendations\">None: no pattern in this profile repeats enough to be worth a rewrite.</p>");
+        let _ = writeln!(
+            out,
+            "<p id=\"no-recommendations\">None: no pattern in this profile repeats enough to be worth a rewrite.</p>"
+        );
     }
     let _ = writeln!(out, "<ol id=\"recommendations\">");
     for r in &a.recommendations {
@@ -198,12 +195,7 @@ fn recommendations(out: &mut String, a: &Advice) {
                 .locations
                 .iter()
                 .map(|l| {
-                    format!(
-                        "<code class=\"loc\">{}</code> {} ×{}",
-                        esc(&l.short),
-                        esc(&l.syscall),
-                        count(l.count)
-                    )
+                    format!("<code class=\"loc\">{}</code> {} ×{}", esc(&l.short), esc(&l.syscall), count(l.count))
                 })
                 .collect();
             let _ = writeln!(out, "<p class=\"where\">at {}</p>", sites.join(", "));
@@ -212,24 +204,20 @@ fn recommendations(out: &mut String, a: &Advice) {
             out,
             "<p class=\"how\">{}{}</p>",
             esc(&r.how),
-            if r.applicable_here {
-                ""
-            } else {
-                " <strong>(not on this machine)</strong>"
-            }
+            if r.applicable_here { "" } else { " <strong>(not on this machine)</strong>" }
         );
         let _ = writeln!(out, "<p>{}</p>", esc(&r.explanation));
-        let _ = writeln!(out, "<div class=\"sketch\"><div><h4>before</h4><pre>{}</pre></div><div><h4>after</h4><pre>{}</pre></div></div>", esc(&r.before), esc(&r.after));
+        let _ = writeln!(
+            out,
+            "<div class=\"sketch\"><div><h4>before</h4><pre>{}</pre></div><div><h4>after</h4><pre>{}</pre></div></div>",
+            esc(&r.before),
+            esc(&r.after)
+        );
         let _ = writeln!(out, "<details><summary>evidence and estimate</summary><ul>");
         for e in &r.evidence {
             let _ = writeln!(out, "<li>{}</li>", esc(&evidence_text(e)));
         }
-        let _ = writeln!(
-            out,
-            "</ul><p>Estimate: {}. Costs from {}.</p>",
-            esc(&s.assumes),
-            esc(&s.basis)
-        );
+        let _ = writeln!(out, "</ul><p>Estimate: {}. Costs from {}.</p>", esc(&s.assumes), esc(&s.basis));
         if !r.overlaps.is_empty() {
             let o: Vec<String> = r.overlaps.iter().map(|x| format!("#{x}")).collect();
             let _ = writeln!(
@@ -252,10 +240,7 @@ fn recommendations(out: &mut String, a: &Advice) {
 }
 
 fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
-    let _ = writeln!(
-        out,
-        "<section id=\"sequences\"><h2>Hot sequences and loops</h2>"
-    );
+    let _ = writeln!(out, "<section id=\"sequences\"><h2>Hot sequences and loops</h2>");
     if p.sequences.hot_paths.is_empty() && p.sequences.loops.is_empty() {
         let _ = writeln!(out, "<p>None: no edge repeats.</p></section>");
         return;
@@ -265,41 +250,19 @@ fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
         Some(a) => a
             .sequences
             .iter()
-            .map(|s| {
-                (
-                    s.kind.clone(),
-                    s.nodes.clone(),
-                    s.weight,
-                    s.crossings,
-                    s.share,
-                    Some(s),
-                )
-            })
+            .map(|s| (s.kind.clone(), s.nodes.clone(), s.weight, s.crossings, s.share, Some(s)))
             .collect(),
         None => p
             .sequences
             .loops
             .iter()
-            .map(|s| {
-                (
-                    "loop".to_string(),
-                    s.nodes.clone(),
-                    s.weight,
-                    s.crossings,
-                    s.share,
-                    None,
-                )
-            })
-            .chain(p.sequences.hot_paths.iter().map(|s| {
-                (
-                    "hot_path".to_string(),
-                    s.nodes.clone(),
-                    s.weight,
-                    s.crossings,
-                    s.share,
-                    None,
-                )
-            }))
+            .map(|s| ("loop".to_string(), s.nodes.clone(), s.weight, s.crossings, s.share, None))
+            .chain(
+                p.sequences
+                    .hot_paths
+                    .iter()
+                    .map(|s| ("hot_path".to_string(), s.nodes.clone(), s.weight, s.crossings, s.share, None)),
+            )
             .collect(),
     };
     for (kind, nodes, weight, crossings, share, s) in analysed {
@@ -326,13 +289,7 @@ fn sequences(out: &mut String, p: &Profile, a: Option<&Advice>) {
                 s.backends
                     .iter()
                     .filter(|b| b.can_run)
-                    .map(|b| {
-                        if b.available {
-                            b.backend.clone()
-                        } else {
-                            format!("{} (not here)", b.backend)
-                        }
-                    })
+                    .map(|b| if b.available { b.backend.clone() } else { format!("{} (not here)", b.backend) })
                     .collect::<Vec<_>>()
                     .join(", "),
             ),
@@ -373,14 +330,7 @@ fn io_patterns(out: &mut String, p: &Profile) {
         let sizes: Vec<String> = b
             .iter()
             .take(3)
-            .map(|b| {
-                format!(
-                    "{}–{}: {}",
-                    bytes(b.min),
-                    bytes(b.max),
-                    count(b.reads + b.writes)
-                )
-            })
+            .map(|b| format!("{}–{}: {}", bytes(b.min), bytes(b.max), count(b.reads + b.writes)))
             .collect();
         let _ = writeln!(
             out,
@@ -405,11 +355,7 @@ fn top_calls(out: &mut String, p: &Profile) {
     nodes.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
     let total = p.meta.total_calls.max(1) as f64;
     for n in nodes.iter().take(25) {
-        let k = if p.meta.collected.kernel_time {
-            duration(n.working_ns() as f64)
-        } else {
-            "–".into()
-        };
+        let k = if p.meta.collected.kernel_time { duration(n.working_ns() as f64) } else { "–".into() };
         let _ = writeln!(
             out,
             "<tr data-node=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -429,30 +375,15 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     let m = &p.meta;
     let cmd = m.command.join(" ");
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    );
+    let _ = writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = writeln!(
         out,
         "<meta name=\"generator\" content=\"{}\">",
-        esc(&format!(
-            "syscluster {} (profile format_version {})",
-            env!("CARGO_PKG_VERSION"),
-            p.format_version
-        ))
+        esc(&format!("syscluster {} (profile format_version {})", env!("CARGO_PKG_VERSION"), p.format_version))
     );
     let _ = writeln!(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">");
-    let _ = writeln!(
-        out,
-        "<title>syscluster: {}</title>\n<style>{STYLE}</style></head><body>",
-        esc(&cmd)
-    );
-    let _ = writeln!(
-        out,
-        "<header><h1>syscluster profile of <code>{}</code></h1>",
-        esc(&cmd)
-    );
+    let _ = writeln!(out, "<title>syscluster: {}</title>\n<style>{STYLE}</style></head><body>", esc(&cmd));
+    let _ = writeln!(out, "<header><h1>syscluster profile of <code>{}</code></h1>", esc(&cmd));
     let _ = writeln!(
         out,
         "<p class=\"summary\">{} calls in {}; {} recorded with {}/{}; nodes keyed by {}.</p>",
@@ -488,11 +419,8 @@ pub fn page(p: &Profile, advice: Option<&Advice>) -> Vec<u8> {
     io_patterns(&mut out, p);
     top_calls(&mut out, p);
     let _ = writeln!(out, "</main>");
-    let _ = writeln!(
-        out,
-        "<script type=\"application/json\" id=\"data\">{}</script>",
-        script_json(&graph_data(p, advice))
-    );
+    let _ =
+        writeln!(out, "<script type=\"application/json\" id=\"data\">{}</script>", script_json(&graph_data(p, advice)));
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
     out.into_bytes()
 }
@@ -509,19 +437,12 @@ mod tests {
         let evil = "</script><script>alert(1)</script>\u{2028}<b>&";
         let p = Profile {
             format_version: 1,
-            meta: Meta {
-                command: vec![evil.into()],
-                total_calls: 3,
-                ..Default::default()
-            },
+            meta: Meta { command: vec![evil.into()], total_calls: 3, ..Default::default() },
             nodes: vec![Node {
                 id: 0,
                 syscall: "write".into(),
                 nr: 1,
-                key: NodeKey {
-                    fd: Some(3),
-                    ..Default::default()
-                },
+                key: NodeKey { fd: Some(3), ..Default::default() },
                 count: 3,
                 errors: 0,
                 kernel_ns: 0,
@@ -539,11 +460,7 @@ mod tests {
         let page = String::from_utf8(page(&p, None)).unwrap();
         assert!(!page.contains("<script>alert"), "injected script:\n{page}");
         assert!(!page.contains("<b>&"), "injected markup");
-        assert_eq!(
-            page.matches("<script").count(),
-            2,
-            "the data and the graph script, nothing else"
-        );
+        assert_eq!(page.matches("<script").count(), 2, "the data and the graph script, nothing else");
         assert_eq!(page.matches("</script>").count(), 2);
         // The data still carries the name, escaped for JSON.
         let data = page

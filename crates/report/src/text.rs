@@ -2,9 +2,9 @@
 //! default; `report --wide` cuts nothing). A profile with losses says so in
 //! its first line.
 
-use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent, tasks};
 use crate::{ReportOptions, Reporter};
 use std::fmt::Write as _;
+use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent, tasks};
 use syscluster_model::profile::Sequence;
 use syscluster_model::syscalls::ArgKind;
 use syscluster_model::Profile;
@@ -22,7 +22,11 @@ struct Table {
 
 impl Table {
     fn new(cols: &[(&'static str, isize)]) -> Table {
-        Table { heads: cols.iter().map(|c| c.0).collect(), widths: cols.iter().map(|c| c.1).collect(), rows: Vec::new() }
+        Table {
+            heads: cols.iter().map(|c| c.0).collect(),
+            widths: cols.iter().map(|c| c.1).collect(),
+            rows: Vec::new(),
+        }
     }
 
     fn row(&mut self, cells: Vec<String>) {
@@ -74,7 +78,8 @@ fn losses_line(p: &Profile) -> Option<String> {
     if p.lost_events.is_empty() {
         return None;
     }
-    let causes: Vec<String> = p.lost_events.by_cause.iter().filter(|(_, &n)| n > 0).map(|(c, n)| format!("{c} {}", count(*n))).collect();
+    let causes: Vec<String> =
+        p.lost_events.by_cause.iter().filter(|(_, &n)| n > 0).map(|(c, n)| format!("{c} {}", count(*n))).collect();
     Some(if p.lost_events.total > 0 {
         format!("WARNING: {} calls lost, the graph is incomplete ({})", count(p.lost_events.total), causes.join(", "))
     } else {
@@ -155,7 +160,11 @@ impl Reporter for Text {
         heading(&mut out, "Top edges (b immediately followed a in the same thread)", width);
         let mut t = Table::new(&[("weight", 10), ("share", 6), ("a → b", 0)]);
         for e in p.edges.iter().take(opts.top) {
-            t.row(vec![count(e.weight), percent(e.weight as f64 / total as f64), format!("{} → {}", p.label(e.from), p.label(e.to))]);
+            t.row(vec![
+                count(e.weight),
+                percent(e.weight as f64 / total as f64),
+                format!("{} → {}", p.label(e.from), p.label(e.to)),
+            ]);
         }
         t.render(&mut out, width);
 
@@ -202,7 +211,9 @@ impl Reporter for Text {
             let mut vps: Vec<_> = p.value_profiles.iter().filter(|v| v.observations >= 2).collect();
             // The tables most worth a look: many observations, one dominant value.
             vps.sort_by(|a, b| {
-                let score = |v: &&syscluster_model::profile::ValueProfile| v.observations as f64 * v.top.first().map_or(0.0, |t| t.share);
+                let score = |v: &&syscluster_model::profile::ValueProfile| {
+                    v.observations as f64 * v.top.first().map_or(0.0, |t| t.share)
+                };
                 score(b).total_cmp(&score(a)).then(a.syscall.cmp(&b.syscall)).then(a.position.cmp(&b.position))
             });
             let mut t = Table::new(&[("observed", 10), ("not held", 9), ("argument", -22), ("top values (share)", 0)]);
@@ -210,8 +221,18 @@ impl Reporter for Text {
                 let hex = syscluster_model::syscalls::by_name(&v.syscall)
                     .and_then(|s| usize::try_from(v.position).ok().and_then(|i| s.args.get(i)))
                     .is_some_and(|a| matches!(a.kind, ArgKind::Flags | ArgKind::Ptr));
-                let tops: Vec<String> = v.top.iter().take(3).map(|x| format!("{} ({})", show_value(x.value, hex), percent(x.share))).collect();
-                t.row(vec![count(v.observations), count(v.not_held), format!("{}.{}", v.syscall, v.arg), tops.join(", ")]);
+                let tops: Vec<String> = v
+                    .top
+                    .iter()
+                    .take(3)
+                    .map(|x| format!("{} ({})", show_value(x.value, hex), percent(x.share)))
+                    .collect();
+                t.row(vec![
+                    count(v.observations),
+                    count(v.not_held),
+                    format!("{}.{}", v.syscall, v.arg),
+                    tops.join(", "),
+                ]);
             }
             t.render(&mut out, width);
         }
@@ -223,7 +244,10 @@ impl Reporter for Text {
                 let sizes: Vec<String> = {
                     let mut b: Vec<_> = f.size_histogram.iter().collect();
                     b.sort_by_key(|x| std::cmp::Reverse(x.reads + x.writes));
-                    b.iter().take(3).map(|b| format!("{}×{}", size_range(b.min, b.max), count(b.reads + b.writes))).collect()
+                    b.iter()
+                        .take(3)
+                        .map(|b| format!("{}×{}", size_range(b.min, b.max), count(b.reads + b.writes)))
+                        .collect()
                 };
                 let line = format!(
                     "{} open{}, {} reads, {} writes, {}, {} sequential{}{}",

@@ -8,10 +8,7 @@ use syscluster_runtime::{run, shell_code, RunOptions};
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
-    let mut opts = RunOptions {
-        coalesce_writes: None,
-        ..RunOptions::default()
-    };
+    let mut opts = RunOptions { coalesce_writes: None, ..RunOptions::default() };
     let mut argv: Vec<OsString> = Vec::new();
     while let Some(a) = args.next() {
         let s = a.to_string_lossy().into_owned();
@@ -21,18 +18,10 @@ fn main() {
         } else if s == "--coalesce-writes" {
             opts.coalesce_writes = Some(syscluster_runtime::DEFAULT_THRESHOLD);
         } else if let Some(n) = s.strip_prefix("--coalesce-writes=") {
-            opts.coalesce_writes = Some(
-                n.parse()
-                    .unwrap_or_else(|_| fail(&format!("bad size: {n}"))),
-            );
+            opts.coalesce_writes = Some(n.parse().unwrap_or_else(|_| fail(&format!("bad size: {n}"))));
         } else if s == "--flush-interval" {
-            let v = args
-                .next()
-                .map(|v| v.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            opts.flush_interval_ms = v
-                .parse()
-                .unwrap_or_else(|_| fail(&format!("bad interval: {v}")));
+            let v = args.next().map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
+            opts.flush_interval_ms = v.parse().unwrap_or_else(|_| fail(&format!("bad interval: {v}")));
         } else if s == "-v" {
             opts.verbose = true;
         } else {

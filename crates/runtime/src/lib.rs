@@ -100,10 +100,7 @@ pub enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunError::Empty => write!(
-                f,
-                "no command given (usage: syscluster run [OPTIONS] -- CMD [ARGS...])"
-            ),
+            RunError::Empty => write!(f, "no command given (usage: syscluster run [OPTIONS] -- CMD [ARGS...])"),
             RunError::NotFound(c) => write!(f, "command not found: {c}"),
             RunError::Exec(c, e) => write!(f, "cannot execute {c}: {e}"),
             RunError::Library(s) => write!(f, "{s}"),
@@ -136,9 +133,7 @@ fn say(line: &str) {
 
 /// The code a shell reports for a status: the exit code, or 128 + signal.
 pub fn shell_code(status: ExitStatus) -> i32 {
-    status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// Runs `argv` under the runtime and returns its exit status once the
@@ -154,9 +149,7 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         )));
     }
     if opts.coalesce_writes == Some(0) {
-        return Err(RunError::BadOption(
-            "--coalesce-writes needs a size of at least 1 byte".into(),
-        ));
+        return Err(RunError::BadOption("--coalesce-writes needs a size of at least 1 byte".into()));
     }
     let path = resolve_program(first).ok_or_else(|| RunError::NotFound(name.clone()))?;
     // A plan is checked before anything runs: a bad one is an error.
@@ -169,8 +162,7 @@ pub fn run(argv: &[OsString], opts: &RunOptions) -> Result<ExitStatus, RunError>
         }
         None => None,
     };
-    let mut reporter =
-        report::Reporter::start(opts.verbose).map_err(|e| RunError::Os("report socket", e))?;
+    let mut reporter = report::Reporter::start(opts.verbose).map_err(|e| RunError::Os("report socket", e))?;
     let mut cmd = Command::new(first);
     // Only what this run asks for reaches the program.
     cmd.args(&argv[1..]).env_remove("SYSCLUSTER_PLAN").env_remove("SYSCLUSTER_COALESCE");

@@ -21,10 +21,7 @@ pub fn find_library(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
         // Asked for by name: that one or an error, never another.
         return match p.is_file() {
             true => Ok(p.canonicalize().unwrap_or_else(|_| p.to_path_buf())),
-            false => Err(RunError::Library(format!(
-                "the runtime library {} does not exist",
-                p.display()
-            ))),
+            false => Err(RunError::Library(format!("the runtime library {} does not exist", p.display()))),
         };
     }
     let mut tried = Vec::new();
@@ -32,19 +29,12 @@ pub fn find_library(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
     if let Some(p) = std::env::var_os("SYSCLUSTER_PRELOAD").filter(|p| !p.is_empty()) {
         candidates.push(PathBuf::from(p));
     }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
         candidates.push(dir.join("../lib/syscluster").join(LIBRARY_NAME));
         candidates.push(dir.join(LIBRARY_NAME));
     }
     candidates.push(PathBuf::from(env!("SYSCLUSTER_PRELOAD_BUILT")));
-    candidates.push(
-        Path::new(env!("SYSCLUSTER_SOURCE_ROOT"))
-            .join("runtime/build")
-            .join(LIBRARY_NAME),
-    );
+    candidates.push(Path::new(env!("SYSCLUSTER_SOURCE_ROOT")).join("runtime/build").join(LIBRARY_NAME));
     for c in candidates {
         if c.is_file() {
             // LD_PRELOAD takes absolute paths best (the program may chdir).

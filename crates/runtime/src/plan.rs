@@ -147,12 +147,7 @@ pub fn prepare(plan_file: &Path, programs: &[&Path], threshold: usize) -> Result
     let name = plan_file.display().to_string();
     let plan = Plan::load(plan_file)?;
     if !programs.iter().any(|p| plan.module_of(p).is_some()) {
-        let made_for = plan
-            .profile
-            .command
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "an unnamed program".into());
+        let made_for = plan.profile.command.first().cloned().unwrap_or_else(|| "an unnamed program".into());
         return Err(format!(
             "plan {name} was made for {made_for}, not for {}: none of its modules is this program \
              (record this program and run `syscluster advise --plan-out`)",
@@ -342,7 +337,11 @@ mod tests {
                 "site\tread\t0\t112f\t0\t0\t4\tp.c:99",
             ]
         );
-        assert!(out.spec.starts_with("syscluster-plan/1\nbuffer\t131072\nmodule\t0\tabcd\t/nonexistent/prog\n"), "{}", out.spec);
+        assert!(
+            out.spec.starts_with("syscluster-plan/1\nbuffer\t131072\nmodule\t0\tabcd\t/nonexistent/prog\n"),
+            "{}",
+            out.spec
+        );
         assert_eq!(out.applied.len(), 4, "{:?}", out.applied);
         assert!(out.applied[1].contains("pselect6 at p.c:83 stays a system call"), "{}", out.applied[1]);
         let refused = out.refused.join("\n");
@@ -365,7 +364,10 @@ mod tests {
         bytes[30] = 0x0f;
         bytes[31] = 0x05; // syscall, returning to offset 32
         std::fs::write(&m, &bytes).unwrap();
-        let p = plan(m.to_str().unwrap(), &[("clock-vdso", "vdso-clock", &[("gettimeofday", 96, 32), ("gettimeofday", 96, 40)], "")]);
+        let p = plan(
+            m.to_str().unwrap(),
+            &[("clock-vdso", "vdso-clock", &[("gettimeofday", 96, 32), ("gettimeofday", 96, 40)], "")],
+        );
         let out = decide(&p, 4096);
         assert_eq!(out.refused.len(), 1, "{:?}", out.refused);
         assert!(out.refused[0].contains("raw syscall instruction"));
@@ -375,8 +377,7 @@ mod tests {
     #[test]
     fn sites_beyond_what_the_library_holds_are_named_not_dropped_silently() {
         let calls: Vec<(&str, u32, u64)> = (0..600).map(|i| ("gettimeofday", 96, 1000 + 16 * i)).collect();
-        let clusters: Vec<Cluster> =
-            calls.chunks(1).map(|c| ("clock-vdso", "vdso-clock", c, "")).collect();
+        let clusters: Vec<Cluster> = calls.chunks(1).map(|c| ("clock-vdso", "vdso-clock", c, "")).collect();
         let out = decide(&plan("/nonexistent/prog", &clusters), 4096);
         assert_eq!(out.spec.lines().filter(|l| l.starts_with("site\t")).count(), MAX_SITES);
         assert!(out.spec.len() <= MAX_SPEC);

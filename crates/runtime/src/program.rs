@@ -22,21 +22,10 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
         let p = PathBuf::from(cmd);
         return p.is_file().then_some(p);
     }
-    let path =
-        std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     std::env::split_paths(&path)
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                PathBuf::from(".").join(cmd)
-            } else {
-                d.join(cmd)
-            }
-        })
-        .find(|p| {
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
+        .map(|d| if d.as_os_str().is_empty() { PathBuf::from(".").join(cmd) } else { d.join(cmd) })
+        .find(|p| p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
 }
 
 /// How many `#!` scripts can lead to a program: the kernel follows five (a
@@ -96,25 +85,14 @@ pub fn script_interpreter(path: &Path) -> Option<Option<PathBuf>> {
         return None;
     }
     let line = head[2..].split(|&b| b == b'\n').next().unwrap_or(&[]);
-    Some(
-        line.split(|&b| b == b' ' || b == b'\t')
-            .find(|w| !w.is_empty())
-            .map(|i| PathBuf::from(OsStr::from_bytes(i))),
-    )
+    Some(line.split(|&b| b == b' ' || b == b'\t').find(|w| !w.is_empty()).map(|i| PathBuf::from(OsStr::from_bytes(i))))
 }
 
 fn has_capabilities(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };
-    let r = unsafe {
-        libc::getxattr(
-            c.as_ptr(),
-            c"security.capability".as_ptr(),
-            std::ptr::null_mut(),
-            0,
-        )
-    };
+    let r = unsafe { libc::getxattr(c.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) };
     r > 0
 }
 
@@ -137,5 +115,6 @@ fn elf_has_interp(path: &Path) -> Option<bool> {
     }
     let mut phdrs = vec![0u8; phentsize.checked_mul(phnum)?];
     f.read_exact_at(&mut phdrs, phoff).ok()?;
-    Some(phdrs.chunks_exact(phentsize).any(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3)) // PT_INTERP
+    Some(phdrs.chunks_exact(phentsize).any(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) == 3))
+    // PT_INTERP
 }

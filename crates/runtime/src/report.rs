@@ -23,10 +23,8 @@ pub struct Reporter {
 
 impl Reporter {
     pub fn start(verbose: bool) -> io::Result<Reporter> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let name = format!("syscluster-run-{}-{nanos:x}", std::process::id());
         let sock = UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes())?)?;
         sock.set_nonblocking(true)?;

@@ -26,8 +26,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::Command;
 
 fn cstring(s: &OsStr) -> io::Result<CString> {
-    CString::new(s.as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument"))
+    CString::new(s.as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument"))
 }
 
 /// What the child needs, prepared by the parent (the child allocates
@@ -106,8 +105,7 @@ pub fn spawn(cmd: &Command) -> io::Result<libc::pid_t> {
     for a in cmd.get_args() {
         args.push(cstring(a)?);
     }
-    let mut env: BTreeMap<OsString, Option<OsString>> =
-        std::env::vars_os().map(|(k, v)| (k, Some(v))).collect();
+    let mut env: BTreeMap<OsString, Option<OsString>> = std::env::vars_os().map(|(k, v)| (k, Some(v))).collect();
     for (k, v) in cmd.get_envs() {
         env.insert(k.to_owned(), v.map(OsStr::to_owned));
     }
@@ -127,13 +125,7 @@ pub fn spawn(cmd: &Command) -> io::Result<libc::pid_t> {
     if !syscluster_model::inherited::sigpipe_ignored() {
         dfl.push(libc::SIGPIPE);
     }
-    let mut c = Child {
-        paths: candidates(cmd.get_program())?,
-        argv: ptrs(&args),
-        envp: ptrs(&envs),
-        dfl,
-        errno: 0,
-    };
+    let mut c = Child { paths: candidates(cmd.get_program())?, argv: ptrs(&args), envp: ptrs(&envs), dfl, errno: 0 };
     let mut stack = vec![0u8; 64 * 1024];
     // SAFETY: the child runs on `stack` and reads `c` until it exec's or
     // exits; CLONE_VFORK suspends us until then, so both outlive it.

@@ -31,10 +31,7 @@ fn guardian_children() -> Vec<libc::pid_t> {
         let Ok(children) = std::fs::read_to_string(t.path().join("children")) else {
             continue;
         };
-        for pid in children
-            .split_whitespace()
-            .filter_map(|p| p.parse::<libc::pid_t>().ok())
-        {
+        for pid in children.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()) {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
             if comm.trim_end() == GUARDIAN_COMM {
                 pids.push(pid);
@@ -85,9 +82,8 @@ pub fn forward_signals_to(pid: libc::pid_t) {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             if pid > 0 {
-                sa.sa_sigaction = forward
-                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                    as usize;
+                sa.sa_sigaction =
+                    forward as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
                 sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
             } else {
                 sa.sa_sigaction = libc::SIG_DFL;

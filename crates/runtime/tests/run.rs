@@ -13,10 +13,7 @@ use std::sync::Once;
 use syscluster_runtime::{check_program, find_library, run, Interposable, RunOptions};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
 fn build() {
@@ -25,24 +22,9 @@ fn build() {
         let r = root();
         for (dir, target) in [
             ("tests/corpus", vec![]),
-            (
-                "runtime",
-                vec![
-                    "build/test/ackwriter",
-                    "build/test/tailer",
-                    "build/test/semantics",
-                    "build/test/enospc",
-                ],
-            ),
+            ("runtime", vec!["build/test/ackwriter", "build/test/tailer", "build/test/semantics", "build/test/enospc"]),
         ] {
-            let ok = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(r.join(dir))
-                .args(target)
-                .status()
-                .unwrap()
-                .success();
+            let ok = Command::new("make").arg("-s").arg("-C").arg(r.join(dir)).args(target).status().unwrap().success();
             assert!(ok, "make -C {dir} failed");
         }
     });
@@ -50,27 +32,16 @@ fn build() {
 
 fn corpus(name: &str) -> String {
     build();
-    root()
-        .join("tests/corpus/bin")
-        .join(name)
-        .display()
-        .to_string()
+    root().join("tests/corpus/bin").join(name).display().to_string()
 }
 
 fn testbin(name: &str) -> String {
     build();
-    root()
-        .join("runtime/build/test")
-        .join(name)
-        .display()
-        .to_string()
+    root().join("runtime/build/test").join(name).display().to_string()
 }
 
 fn opts() -> RunOptions {
-    RunOptions {
-        forward_signals: false,
-        ..RunOptions::default()
-    }
+    RunOptions { forward_signals: false, ..RunOptions::default() }
 }
 
 fn args(a: &[&str]) -> Vec<OsString> {
@@ -96,25 +67,13 @@ fn same(make: impl Fn(&str) -> Vec<String>) {
     let pb = make(b.to_str().unwrap());
     let sa = plain(&pa.iter().map(String::as_str).collect::<Vec<_>>());
     let sb = under(&pb.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(
-        sa.into_raw(),
-        sb.into_raw(),
-        "exit status differs for {pa:?}"
-    );
-    let mut names: Vec<_> = fs::read_dir(&a)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    assert_eq!(sa.into_raw(), sb.into_raw(), "exit status differs for {pa:?}");
+    let mut names: Vec<_> = fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert!(!names.is_empty(), "{pa:?} wrote nothing");
     for n in names {
         let (x, y) = (fs::read(a.join(&n)).unwrap(), fs::read(b.join(&n)).unwrap());
-        assert!(
-            x == y,
-            "{n:?} differs: {} bytes plain, {} under the runtime",
-            x.len(),
-            y.len()
-        );
+        assert!(x == y, "{n:?} differs: {} bytes plain, {} under the runtime", x.len(), y.len());
     }
 }
 
@@ -131,13 +90,7 @@ fn input(dir: &str, len: usize) -> String {
 fn dd_bs_8() {
     same(|d| {
         let i = input(d, 400_000);
-        vec![
-            "dd".into(),
-            format!("if={i}"),
-            format!("of={d}/out"),
-            "bs=8".into(),
-            "status=none".into(),
-        ]
+        vec!["dd".into(), format!("if={i}"), format!("of={d}/out"), "bs=8".into(), "status=none".into()]
     });
 }
 
@@ -145,13 +98,7 @@ fn dd_bs_8() {
 fn dd_bs_512() {
     same(|d| {
         let i = input(d, 2_000_000);
-        vec![
-            "dd".into(),
-            format!("if={i}"),
-            format!("of={d}/out"),
-            "bs=512".into(),
-            "status=none".into(),
-        ]
+        vec!["dd".into(), format!("if={i}"), format!("of={d}/out"), "bs=512".into(), "status=none".into()]
     });
 }
 
@@ -195,51 +142,22 @@ fn corpus_fork_exec() {
 
 #[test]
 fn corpus_killed_segv() {
-    same(|d| {
-        vec![
-            corpus("killed"),
-            format!("{d}/out"),
-            "100000".into(),
-            "segv".into(),
-        ]
-    });
+    same(|d| vec![corpus("killed"), format!("{d}/out"), "100000".into(), "segv".into()]);
 }
 
 #[test]
 fn corpus_killed_sigkill() {
-    same(|d| {
-        vec![
-            corpus("killed"),
-            format!("{d}/out"),
-            "100000".into(),
-            "kill".into(),
-        ]
-    });
+    same(|d| vec![corpus("killed"), format!("{d}/out"), "100000".into(), "kill".into()]);
 }
 
 #[test]
 fn corpus_killed_sigterm() {
-    same(|d| {
-        vec![
-            corpus("killed"),
-            format!("{d}/out"),
-            "100000".into(),
-            "term".into(),
-        ]
-    });
+    same(|d| vec![corpus("killed"), format!("{d}/out"), "100000".into(), "term".into()]);
 }
 
 #[test]
 fn every_way_to_end_writes_everything() {
-    for mode in [
-        "return",
-        "exit",
-        "_exit",
-        "quick_exit",
-        "pthread",
-        "abort",
-        "exec",
-    ] {
+    for mode in ["return", "exit", "_exit", "quick_exit", "pthread", "abort", "exec"] {
         same(|d| vec![testbin("semantics"), d.into(), "exit".into(), mode.into()]);
     }
 }
@@ -263,17 +181,8 @@ fn killed_from_outside_loses_nothing_acknowledged() {
                 );
                 let st = under(&["sh", "-c", &script]);
                 assert!(st.code().is_some(), "sh itself died: {st:?}");
-                let check = Command::new(&ack)
-                    .arg("--check")
-                    .arg(&out)
-                    .arg(&a)
-                    .output()
-                    .unwrap();
-                assert!(
-                    check.status.success(),
-                    "SIG{sig} {mode}: {}",
-                    String::from_utf8_lossy(&check.stderr)
-                );
+                let check = Command::new(&ack).arg("--check").arg(&out).arg(&a).output().unwrap();
+                assert!(check.status.success(), "SIG{sig} {mode}: {}", String::from_utf8_lossy(&check.stderr));
             }
         }
     }
@@ -319,19 +228,9 @@ fn a_reader_polling_the_file_sees_it_grow() {
     let st = under(&[&testbin("tailer"), f.to_str().unwrap(), "8", "300"]);
     assert!(st.success(), "the reader missed records: {st:?}");
     // The control: with a 3 s bound it cannot.
-    let slow = RunOptions {
-        flush_interval_ms: 3000,
-        ..opts()
-    };
-    let st = run(
-        &args(&[&testbin("tailer"), f.to_str().unwrap(), "3", "300"]),
-        &slow,
-    )
-    .unwrap();
-    assert!(
-        !st.success(),
-        "a 3 s time bound still met 300 ms: the check cannot fail"
-    );
+    let slow = RunOptions { flush_interval_ms: 3000, ..opts() };
+    let st = run(&args(&[&testbin("tailer"), f.to_str().unwrap(), "3", "300"]), &slow).unwrap();
+    assert!(!st.success(), "a 3 s time bound still met 300 ms: the check cannot fail");
 }
 
 #[test]
@@ -339,10 +238,7 @@ fn enospc_on_a_small_tmpfs() {
     let t = tempfile::tempdir().unwrap();
     let mnt = t.path().join("mnt");
     fs::create_dir(&mnt).unwrap();
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(&mnt)
-        .status();
+    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"]).arg(&mnt).status();
     if !ok.as_ref().is_ok_and(|s| s.success()) {
         // As root (CI) the test must run: a failed mount is a failure.
         assert!(unsafe { libc::geteuid() } != 0, "mounting a tmpfs failed as root: {ok:?}");
@@ -359,14 +255,7 @@ fn enospc_on_a_small_tmpfs() {
     let out = mnt.join("out");
     let dd = |under_rt: bool| {
         let _ = fs::remove_file(&out);
-        let a = [
-            "dd",
-            "if=/dev/zero",
-            &format!("of={}", out.display()),
-            "bs=8",
-            "count=100000",
-            "status=none",
-        ];
+        let a = ["dd", "if=/dev/zero", &format!("of={}", out.display()), "bs=8", "count=100000", "status=none"];
         let st = if under_rt { under(&a) } else { plain(&a) };
         (st.into_raw(), fs::read(&out).unwrap())
     };
@@ -393,26 +282,16 @@ fn cp_of_a_large_file() {
 fn static_and_setuid_programs_are_reported_and_run_unchanged() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path().join("s.c");
-    fs::write(&src, "#include <unistd.h>\nint main(void){for(int i=0;i<1000;i++) write(1,\"12345678\",8);return 3;}\n").unwrap();
+    fs::write(&src, "#include <unistd.h>\nint main(void){for(int i=0;i<1000;i++) write(1,\"12345678\",8);return 3;}\n")
+        .unwrap();
     let bin = t.path().join("static");
-    let built = Command::new("gcc")
-        .arg("-static")
-        .arg("-o")
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap()
-        .success();
+    let built = Command::new("gcc").arg("-static").arg("-o").arg(&bin).arg(&src).status().unwrap().success();
     assert!(built, "gcc -static failed (libc6-dev provides libc.a)");
     match check_program(&bin) {
         Interposable::No(why) => assert!(why.contains("statically linked"), "{why}"),
         Interposable::Yes => panic!("a static binary passed as interposable"),
     }
-    let st = under(&[
-        "sh",
-        "-c",
-        &format!("{} > {}/out", bin.display(), t.path().display()),
-    ]);
+    let st = under(&["sh", "-c", &format!("{} > {}/out", bin.display(), t.path().display())]);
     assert_eq!(st.code(), Some(3));
     assert_eq!(fs::read(t.path().join("out")).unwrap().len(), 8000);
 
@@ -446,18 +325,9 @@ fn bad_input_is_a_one_line_error() {
     assert_eq!(e.exit_code(), 127);
     assert!(e.to_string().contains("/no/such/program"));
     assert!(run(&[], &opts()).is_err());
-    let bad = RunOptions {
-        flush_interval_ms: 0,
-        ..opts()
-    };
-    assert!(run(&args(&["true"]), &bad)
-        .unwrap_err()
-        .to_string()
-        .contains("flush interval"));
-    assert!(find_library(Some(Path::new("/nonexistent.so")))
-        .unwrap_err()
-        .to_string()
-        .contains("/nonexistent.so"));
+    let bad = RunOptions { flush_interval_ms: 0, ..opts() };
+    assert!(run(&args(&["true"]), &bad).unwrap_err().to_string().contains("flush interval"));
+    assert!(find_library(Some(Path::new("/nonexistent.so"))).unwrap_err().to_string().contains("/nonexistent.so"));
     let lib = find_library(None).unwrap();
     assert!(lib.ends_with("libsyscluster-preload.so") && lib.is_absolute());
 }

@@ -44,14 +44,8 @@ fn vdso_clock(id: i64) -> bool {
 
 fn vdso_price(cost: &CostModel) -> Priced {
     match cost.call("clock_gettime", "vdso", 0) {
-        Some(ns) => Priced {
-            ns,
-            basis: Basis::Calibrated,
-        },
-        None => Priced {
-            ns: 0.0,
-            basis: Basis::CrossingOnly,
-        },
+        Some(ns) => Priced { ns, basis: Basis::Calibrated },
+        None => Priced { ns: 0.0, basis: Basis::CrossingOnly },
     }
 }
 
@@ -78,26 +72,17 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             rule: &SELECT_CLOCK,
             nodes: vec![e.from, e.to],
             vars: vec![("wait", a.syscall.clone()), ("clock", b.syscall.clone())],
-            specifics: format!(
-                "Here {} → {} ran {} times.",
-                f.label(e.from),
-                f.label(e.to),
-                count(w)
-            ),
+            specifics: format!("Here {} → {} ran {} times.", f.label(e.from), f.label(e.to), count(w)),
             evidence,
             saving: Estimate {
                 before: vec![Part::new(w as f64, clock)],
                 after: vec![Part::new(w as f64, vdso_price(cost))],
                 crossings_removed: w,
                 upper_bound: false,
-                assumes: format!(
-                    "each {} system call becomes a vDSO read of the clock",
-                    b.syscall
-                ),
+                assumes: format!("each {} system call becomes a vDSO read of the clock", b.syscall),
             },
             applicable_here: vdso_present(),
-            how: "call glibc's gettimeofday/clock_gettime (the vDSO) instead of the system call"
-                .into(),
+            how: "call glibc's gettimeofday/clock_gettime (the vDSO) instead of the system call".into(),
             mechanism: None,
             sketch: None,
         });
@@ -106,47 +91,25 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if !CLOCKS.contains(&n.syscall.as_str()) || !serves(f, &n.syscall) {
             continue;
         }
-        let left = n.count
-            - covered
-                .iter()
-                .filter(|c| c.0 == n.id)
-                .map(|c| c.1)
-                .sum::<u64>()
-                .min(n.count);
+        let left = n.count - covered.iter().filter(|c| c.0 == n.id).map(|c| c.1).sum::<u64>().min(n.count);
         if !f.big_enough(left, left) {
             continue;
         }
-        let clock = calibrated_or(
-            cost,
-            &n.syscall,
-            "",
-            0,
-            cost.node_call(n.id, &n.syscall, "", 0),
-        );
-        let mut evidence = vec![Evidence::Calls {
-            node: f.label(n.id),
-            count: n.count,
-        }];
+        let clock = calibrated_or(cost, &n.syscall, "", 0, cost.node_call(n.id, &n.syscall, "", 0));
+        let mut evidence = vec![Evidence::Calls { node: f.label(n.id), count: n.count }];
         evidence.extend(f.placement_evidence(&[n.id]));
         out.push(Finding {
             rule: &CLOCK_VDSO,
             nodes: vec![n.id],
             vars: vec![("clock", n.syscall.clone()), ("count", count(left))],
-            specifics: format!(
-                "Here {} was a system call {} times.",
-                n.syscall,
-                count(left)
-            ),
+            specifics: format!("Here {} was a system call {} times.", n.syscall, count(left)),
             evidence,
             saving: Estimate {
                 before: vec![Part::new(left as f64, clock)],
                 after: vec![Part::new(left as f64, vdso_price(cost))],
                 crossings_removed: left,
                 upper_bound: false,
-                assumes: format!(
-                    "each {} system call becomes a vDSO read of the clock",
-                    n.syscall
-                ),
+                assumes: format!("each {} system call becomes a vDSO read of the clock", n.syscall),
             },
             applicable_here: vdso_present(),
             how: "call glibc's clock functions (the vDSO) instead of the system call".into(),
@@ -163,8 +126,7 @@ fn serves(f: &Facts, syscall: &str) -> bool {
     if syscall != "clock_gettime" {
         return true;
     }
-    f.share_where("clock_gettime", "which_clock", vdso_clock)
-        .is_some_and(|s| s >= f.opts.dominant_share)
+    f.share_where("clock_gettime", "which_clock", vdso_clock).is_some_and(|s| s >= f.opts.dominant_share)
 }
 
 /// Whether this machine maps a vDSO into processes.

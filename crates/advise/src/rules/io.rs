@@ -2,8 +2,7 @@
 //! offload, larger blocks, reopened files, stat storms.
 
 use super::{
-    bytes, calibrated_or, count, edge_evidence, io_evidence, on_of, pct, value_evidence, Estimate,
-    Finding, Part, Rule,
+    bytes, calibrated_or, count, edge_evidence, io_evidence, on_of, pct, value_evidence, Estimate, Finding, Part, Rule,
 };
 use crate::advice::Evidence;
 use crate::cost::{Basis, CostModel, Priced};
@@ -139,10 +138,8 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         match f.share_where("lseek", "whence", |v| v == 0) {
             Some(s) if s >= 0.8 => evidence.extend(value_evidence(f, "lseek", "whence")),
             Some(_) => continue,
-            None => notes.push(
-                "the profile has no value profiles: check that these seeks are absolute (SEEK_SET)"
-                    .to_string(),
-            ),
+            None => notes
+                .push("the profile has no value profiles: check that these seeks are absolute (SEEK_SET)".to_string()),
         }
         // Two calls returning to one place were made by one library call
         // (stdio's fseek seeks and refills its buffer): that call is what
@@ -157,16 +154,12 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             }
         }
         let arg = "count";
-        let size = f.usual_size(&b.syscall, arg).unwrap_or_else(|| {
-            f.mean_where(&b.syscall, arg, |v| v > 0)
-                .map_or(4096, |m| m.round() as u64)
-        });
+        let size = f
+            .usual_size(&b.syscall, arg)
+            .unwrap_or_else(|| f.mean_where(&b.syscall, arg, |v| v > 0).map_or(4096, |m| m.round() as u64));
         evidence.extend(value_evidence(f, &b.syscall, arg));
         let covered = w as f64 / b.count.max(1) as f64;
-        evidence.push(Evidence::Calls {
-            node: f.label(e.to),
-            count: b.count,
-        });
+        evidence.push(Evidence::Calls { node: f.label(e.to), count: b.count });
         if covered < 0.9 {
             notes.push(format!(
                 "only {} of the {} calls of {} follow an lseek: the others use the file offset, which p{} does not move",
@@ -221,9 +214,8 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // One descriptor: the node is keyed by it, or the value profile says so.
-        let one_fd = n.key.has_descriptor()
-            || f.dominant("write", "fd")
-                .is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
+        let one_fd =
+            n.key.has_descriptor() || f.dominant("write", "fd").is_some_and(|(_, s, _)| s >= f.opts.dominant_share);
         let w = f.weight(n.id, n.id);
         if !one_fd || !f.big_enough(w, w) {
             continue;
@@ -242,9 +234,7 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 if let Some(io) = io {
                     evidence.push(io_evidence(io));
                 }
-                f.mean_where("write", "count", small)
-                    .unwrap_or(8.0)
-                    .max(1.0)
+                f.mean_where("write", "count", small).unwrap_or(8.0).max(1.0)
             }
             _ => continue,
         };
@@ -305,16 +295,7 @@ pub fn command(f: &Facts) -> String {
     if c.is_empty() {
         "CMD".into()
     } else {
-        c.iter()
-            .map(|a| {
-                if a.contains(' ') {
-                    format!("'{a}'")
-                } else {
-                    a.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        c.iter().map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -341,10 +322,7 @@ impl CopyLoop {
     /// they are.
     pub fn evidence(&self, f: &Facts, len_arg: &str, buf_arg: &str, extra: Option<Evidence>) -> Vec<Evidence> {
         let (read, write) = (self.read, self.write);
-        let mut evidence = vec![
-            edge_evidence(f, read, write),
-            edge_evidence(f, write, read),
-        ];
+        let mut evidence = vec![edge_evidence(f, read, write), edge_evidence(f, write, read)];
         if self.confirmed {
             evidence.push(Evidence::ResultMatch {
                 from: f.label(read),
@@ -385,13 +363,7 @@ pub fn find_copy_loops(f: &Facts, to: &str) -> Vec<CopyLoop> {
         {
             continue;
         }
-        v.push(CopyLoop {
-            read: e.from,
-            write: e.to,
-            weight: e.weight,
-            forwarded: fwd,
-            confirmed,
-        });
+        v.push(CopyLoop { read: e.from, write: e.to, weight: e.weight, forwarded: fwd, confirmed });
     }
     v
 }
@@ -428,21 +400,12 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 
         // copy_file_range / sendfile.
         let (call, mech) = if kout == "socket" {
-            (
-                format!("sendfile({fout}, {fin}, NULL, 1 << 30)"),
-                "sendfile",
-            )
+            (format!("sendfile({fout}, {fin}, NULL, 1 << 30)"), "sendfile")
         } else {
-            (
-                format!("copy_file_range({fin}, NULL, {fout}, NULL, 1 << 30, 0)"),
-                "copy_file_range",
-            )
+            (format!("copy_file_range({fin}, NULL, {fout}, NULL, 1 << 30, 0)"), "copy_file_range")
         };
         let chunks = total_bytes.div_ceil(1 << 30).max(1);
-        let crossing = Priced {
-            ns: cost.crossing(),
-            basis: Basis::Calibrated,
-        };
+        let crossing = Priced { ns: cost.crossing(), basis: Basis::Calibrated };
         let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
             Some(ns) if mech == "copy_file_range" && bytes_known => (
                 vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
@@ -521,10 +484,7 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 ),
             )
         } else {
-            let c = Priced {
-                ns: cost.crossing(),
-                basis: Basis::CrossingOnly,
-            };
+            let c = Priced { ns: cost.crossing(), basis: Basis::CrossingOnly };
             (
                 vec![Part::new(2.0 * w as f64, c)],
                 vec![Part::new(2.0 * w2 as f64, c)],
@@ -536,7 +496,13 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         out.push(Finding {
             rule: &LARGER_BLOCK,
             nodes: vec![l.read, l.write],
-            vars: vec![("in", fin), ("out", fout), ("size", b.to_string()), ("block", block.to_string()), ("block_text", bytes(block))],
+            vars: vec![
+                ("in", fin),
+                ("out", fout),
+                ("size", b.to_string()),
+                ("block", block.to_string()),
+                ("block_text", bytes(block)),
+            ],
             specifics: format!(
                 "Here the block size is {} in {} of {} reads, and the loop moved {}: {} blocks of {} would do.",
                 bytes(b),
@@ -547,7 +513,13 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 bytes(block)
             ),
             evidence: ev,
-            saving: Estimate { crossings_removed: 2 * w.saturating_sub(w2), before, after, upper_bound: false, assumes },
+            saving: Estimate {
+                crossings_removed: 2 * w.saturating_sub(w2),
+                before,
+                after,
+                upper_bound: false,
+                assumes,
+            },
             applicable_here: true,
             how: "by hand: a larger buffer".into(),
             mechanism: None,
@@ -568,10 +540,7 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // Datagrams are the batching rules' (sendmmsg): a stream gets sendfile.
-        if f
-            .share_where("socket", "type", |v| v & 0xf == 2)
-            .is_some_and(|s| s >= f.opts.dominant_share)
-        {
+        if f.share_where("socket", "type", |v| v & 0xf == 2).is_some_and(|s| s >= f.opts.dominant_share) {
             continue;
         }
         let w = e.weight;
@@ -593,13 +562,8 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ns: cost.crossing(),
             basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly },
         };
-        let mut evidence = vec![
-            edge_evidence(f, e.from, e.to),
-            Evidence::Calls {
-                node: f.label(e.from),
-                count: a.count,
-            },
-        ];
+        let mut evidence =
+            vec![edge_evidence(f, e.from, e.to), Evidence::Calls { node: f.label(e.from), count: a.count }];
         evidence.extend(io.map(io_evidence));
         evidence.extend(f.io_of(e.to).map(io_evidence));
         evidence.extend(f.placement_evidence(&[e.from, e.to]));
@@ -655,26 +619,21 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 
 fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let opens: Vec<u32> =
-        f.p.nodes
-            .iter()
-            .filter(|n| matches!(n.syscall.as_str(), "openat" | "open"))
-            .map(|n| n.id)
-            .collect();
+        f.p.nodes.iter().filter(|n| matches!(n.syscall.as_str(), "openat" | "open")).map(|n| n.id).collect();
     // Calls that replace, remove or cut a file: the profile does not say
     // which path each touched, so as many of them as reopenings mean the
     // file may change between opens (a journal unlinked at every commit).
-    let changers: u64 = f
-        .p
-        .nodes
-        .iter()
-        .filter(|n| {
-            matches!(
-                n.syscall.as_str(),
-                "unlink" | "unlinkat" | "rename" | "renameat" | "renameat2" | "truncate" | "ftruncate"
-            )
-        })
-        .map(|n| n.count)
-        .sum();
+    let changers: u64 =
+        f.p.nodes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.syscall.as_str(),
+                    "unlink" | "unlinkat" | "rename" | "renameat" | "renameat2" | "truncate" | "ftruncate"
+                )
+            })
+            .map(|n| n.count)
+            .sum();
     let sends = f.p.nodes.iter().any(|n| n.syscall == "sendfile" && n.count > 0);
     for io in &f.p.io_patterns {
         if io.kind != "file" || io.path.starts_with('<') || !f.big_enough(io.opens, 2 * io.opens) {
@@ -690,39 +649,22 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         // Only the opening sites that could have made these opens: one-off
         // sites elsewhere are not this file's.
         let min_site = f.opts.min_repeats.max(io.opens / 10);
-        let opens: Vec<u32> = opens
-            .iter()
-            .copied()
-            .filter(|&id| f.node(id).count >= min_site)
-            .collect();
+        let opens: Vec<u32> = opens.iter().copied().filter(|&id| f.node(id).count >= min_site).collect();
         if opens.is_empty() {
             continue;
         }
         let pair = match cost.call("openat+close", "file", 0) {
-            Some(ns) => Priced {
-                ns,
-                basis: Basis::Calibrated,
-            },
+            Some(ns) => Priced { ns, basis: Basis::Calibrated },
             None => {
-                let o = opens.first().map_or(
-                    Priced {
-                        ns: cost.crossing(),
-                        basis: Basis::CrossingOnly,
-                    },
-                    |&id| cost.node_call(id, "openat", "file", 0),
-                );
-                Priced {
-                    ns: o.ns + cost.crossing(),
-                    basis: o.basis,
-                }
+                let o = opens.first().map_or(Priced { ns: cost.crossing(), basis: Basis::CrossingOnly }, |&id| {
+                    cost.node_call(id, "openat", "file", 0)
+                });
+                Priced { ns: o.ns + cost.crossing(), basis: o.basis }
             }
         };
         let mut evidence = vec![io_evidence(io)];
         for &id in &opens {
-            evidence.push(Evidence::Calls {
-                node: f.label(id),
-                count: f.node(id).count,
-            });
+            evidence.push(Evidence::Calls { node: f.label(id), count: f.node(id).count });
         }
         out.push(Finding {
             rule: &REOPEN,
@@ -742,9 +684,7 @@ fn reopen(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 after: vec![],
                 crossings_removed: 2 * again,
                 upper_bound: false,
-                assumes:
-                    "every open but the first goes, with its close; the reads stay (as preads)"
-                        .into(),
+                assumes: "every open but the first goes, with its close; the reads stay (as preads)".into(),
             },
             applicable_here: true,
             how: "by hand (the sketch)".into(),
@@ -762,7 +702,8 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut calls = 0u64;
     let mut before = Vec::new();
     for n in &f.p.nodes {
-        if !PATH_STATS.contains(&n.syscall.as_str()) || n.key.fd.is_some_and(|fd| fd >= 0) || n.key.descriptor.is_some() {
+        if !PATH_STATS.contains(&n.syscall.as_str()) || n.key.fd.is_some_and(|fd| fd >= 0) || n.key.descriptor.is_some()
+        {
             continue;
         }
         let mut c = n.count as f64;
@@ -776,11 +717,7 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let on = "path";
-        let proxy = if n.syscall == "access" || n.syscall.starts_with("faccessat") {
-            "access"
-        } else {
-            "newfstatat"
-        };
+        let proxy = if n.syscall == "access" || n.syscall.starts_with("faccessat") { "access" } else { "newfstatat" };
         let p = cost.node_call(n.id, proxy, on, 0);
         before.push(Part::new(c, p));
         calls += c as u64;
@@ -789,25 +726,26 @@ fn stat_storm(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     if calls < 8 * f.opts.min_repeats || (calls as f64) < 0.25 * f.total() as f64 {
         return;
     }
-    let evidence = nodes
-        .iter()
-        .map(|&id| Evidence::Calls {
-            node: f.label(id),
-            count: f.node(id).count,
-        })
-        .collect();
+    let evidence = nodes.iter().map(|&id| Evidence::Calls { node: f.label(id), count: f.node(id).count }).collect();
     out.push(Finding {
         rule: &STAT_STORM,
         nodes,
         vars: vec![("count", count(calls))],
-        specifics: format!("Here {} of the {} calls ({}) look paths up.", count(calls), count(f.total()), pct(calls as f64 / f.total() as f64)),
+        specifics: format!(
+            "Here {} of the {} calls ({}) look paths up.",
+            count(calls),
+            count(f.total()),
+            pct(calls as f64 / f.total() as f64)
+        ),
         evidence,
         saving: Estimate {
             before,
             after: vec![],
             crossings_removed: calls,
             upper_bound: true,
-            assumes: "an upper bound: every path lookup served from a cache; the profile does not record which paths repeat".into(),
+            assumes:
+                "an upper bound: every path lookup served from a cache; the profile does not record which paths repeat"
+                    .into(),
         },
         applicable_here: true,
         how: "by hand".into(),

@@ -80,20 +80,12 @@ pub struct Part {
 impl Part {
     /// `calls` system calls at `per_call` each.
     pub fn new(calls: f64, per_call: Priced) -> Part {
-        Part {
-            calls,
-            per_call,
-            crossings: calls,
-        }
+        Part { calls, per_call, crossings: calls }
     }
     /// `units` priced at `per_unit` each (datagrams of a sendmmsg), made by
     /// `crossings` system calls.
     pub fn units(units: f64, per_unit: Priced, crossings: f64) -> Part {
-        Part {
-            calls: units,
-            per_call: per_unit,
-            crossings,
-        }
+        Part { calls: units, per_call: per_unit, crossings }
     }
 }
 
@@ -138,17 +130,8 @@ pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
 }
 
 /// A price from the calibration, or else `fallback`.
-pub fn calibrated_or(
-    cost: &CostModel,
-    syscall: &str,
-    on: &str,
-    bytes: u64,
-    fallback: Priced,
-) -> Priced {
-    cost.call(syscall, on, bytes).map_or(fallback, |ns| Priced {
-        ns,
-        basis: Basis::Calibrated,
-    })
+pub fn calibrated_or(cost: &CostModel, syscall: &str, on: &str, bytes: u64, fallback: Priced) -> Priced {
+    cost.call(syscall, on, bytes).map_or(fallback, |ns| Priced { ns, basis: Basis::Calibrated })
 }
 
 /// The calibration's name for the kind of object behind a node (a file
@@ -178,8 +161,7 @@ pub fn call_text(f: &Facts, id: u32, index: usize, deps: &[crate::advice::Depend
             }
             match a.kind {
                 ArgKind::Fd | ArgKind::DirFd
-                    if i == syscalls::key_fd_arg(n.nr).map_or(usize::MAX, |k| k.0)
-                        && n.key.fd.is_some() =>
+                    if i == syscalls::key_fd_arg(n.nr).map_or(usize::MAX, |k| k.0) && n.key.fd.is_some() =>
                 {
                     n.key.fd.unwrap_or_default().to_string()
                 }
@@ -212,13 +194,7 @@ pub fn pct(x: f64) -> String {
 /// Evidence of a value profile's dominant value, if there is one.
 pub fn value_evidence(f: &Facts, syscall: &str, arg: &str) -> Option<Evidence> {
     let (value, share, observations) = f.dominant(syscall, arg)?;
-    Some(Evidence::Value {
-        syscall: syscall.into(),
-        arg: arg.into(),
-        value,
-        share,
-        observations,
-    })
+    Some(Evidence::Value { syscall: syscall.into(), arg: arg.into(), value, share, observations })
 }
 
 /// Where pointers were recorded: the reader's buffer is the writer's (the
@@ -228,24 +204,14 @@ pub fn same_buffer(f: &Facts, reader: &str, writer: &str, writer_arg: &str) -> V
         (Some((a, sa, _)), Some((b, sb, _)))
             if a == b && a != 0 && sa >= f.opts.dominant_share && sb >= f.opts.dominant_share =>
         {
-            [
-                value_evidence(f, reader, "buf"),
-                value_evidence(f, writer, writer_arg),
-            ]
-            .into_iter()
-            .flatten()
-            .collect()
+            [value_evidence(f, reader, "buf"), value_evidence(f, writer, writer_arg)].into_iter().flatten().collect()
         }
         _ => Vec::new(),
     }
 }
 
 pub fn edge_evidence(f: &Facts, from: u32, to: u32) -> Evidence {
-    Evidence::Edge {
-        from: f.label(from),
-        to: f.label(to),
-        weight: f.weight(from, to),
-    }
+    Evidence::Edge { from: f.label(from), to: f.label(to), weight: f.weight(from, to) }
 }
 
 pub fn io_evidence(io: &syscluster_model::profile::IoPattern) -> Evidence {

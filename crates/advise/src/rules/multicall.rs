@@ -78,11 +78,7 @@ fn mc_body(f: &Facts, nodes: &[u32], deps: &[Dependency], name: &str) -> String 
                 },
             });
         }
-        s.push_str(&format!(
-            "mc_prep_syscall(&{name}[{i}], SYS_{}, {});\n",
-            n.syscall,
-            args.join(", ")
-        ));
+        s.push_str(&format!("mc_prep_syscall(&{name}[{i}], SYS_{}, {});\n", n.syscall, args.join(", ")));
         for r in refs {
             s.push_str(&r);
             s.push('\n');
@@ -93,11 +89,8 @@ fn mc_body(f: &Facts, nodes: &[u32], deps: &[Dependency], name: &str) -> String 
 }
 
 fn before_text(f: &Facts, nodes: &[u32], deps: &[Dependency], looped: bool) -> String {
-    let body: Vec<String> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| format!("{};", call_text(f, id, i, deps)))
-        .collect();
+    let body: Vec<String> =
+        nodes.iter().enumerate().map(|(i, &id)| format!("{};", call_text(f, id, i, deps))).collect();
     if looped {
         format!("while (…) {{\n    {}\n}}", body.join("\n    "))
     } else {
@@ -130,14 +123,8 @@ pub(crate) fn dependency_evidence(f: &Facts, nodes: &[u32], d: &Dependency) -> O
 const READ_LIKE: &[&str] = syscluster_model::syscall_lists::READS;
 
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
-    let crossing = Priced {
-        ns: cost.crossing(),
-        basis: if cost.calibrated() {
-            Basis::Calibrated
-        } else {
-            Basis::CrossingOnly
-        },
-    };
+    let crossing =
+        Priced { ns: cost.crossing(), basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly } };
     let how_kmod = |specific: &str| {
         if f.kmod {
             format!("libmulticall {specific} with the kmod backend")
@@ -154,15 +141,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if k < 2 || !f.big_enough(l.weight, l.weight * k as u64) {
             continue;
         }
-        let names: Vec<&str> = l
-            .nodes
-            .iter()
-            .map(|&n| f.node(n).syscall.as_str())
-            .collect();
-        if names
-            .iter()
-            .any(|s| NOT_BATCHABLE.contains(s) || OPEN_LIKE.contains(s))
-        {
+        let names: Vec<&str> = l.nodes.iter().map(|&n| f.node(n).syscall.as_str()).collect();
+        if names.iter().any(|s| NOT_BATCHABLE.contains(s) || OPEN_LIKE.contains(s)) {
             continue;
         }
         let deps = f.dependencies(&l.nodes, true);
@@ -177,9 +157,10 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             let (a, b) = (l.nodes[i], l.nodes[(i + 1) % k]);
             (0..6).any(|arg| f.forwarded(a, b, arg) >= f.opts.dep_share)
         };
-        let outputs_used = names.iter().enumerate().all(|(i, s)| {
-            INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && i + 1 < k && feeds_next(i))
-        });
+        let outputs_used = names
+            .iter()
+            .enumerate()
+            .all(|(i, s)| INPUT_ONLY.contains(s) || (READ_LIKE.contains(s) && i + 1 < k && feeds_next(i)));
         if !outputs_used {
             continue;
         }
@@ -200,10 +181,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             ["read", "sendto"] => "mc_read_sendto() (or mc_run_loop())",
             _ => "mc_run_loop()",
         };
-        let mut evidence = vec![Evidence::Loop {
-            nodes: l.nodes.iter().map(|&n| f.label(n)).collect(),
-            weight: w,
-        }];
+        let mut evidence = vec![Evidence::Loop { nodes: l.nodes.iter().map(|&n| f.label(n)).collect(), weight: w }];
         evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &l.nodes, d)));
         for v in f.specialization(&l.nodes) {
             evidence.push(Evidence::Value {
@@ -245,16 +223,10 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if k < 2 || !f.big_enough(h.weight, h.weight * k as u64) {
             continue;
         }
-        if h.nodes
-            .iter()
-            .any(|&n| NOT_BATCHABLE.contains(&f.node(n).syscall.as_str()))
-        {
+        if h.nodes.iter().any(|&n| NOT_BATCHABLE.contains(&f.node(n).syscall.as_str())) {
             continue;
         }
-        if looped_nodes
-            .iter()
-            .any(|l| h.nodes.iter().all(|n| l.contains(n)))
-        {
+        if looped_nodes.iter().any(|l| h.nodes.iter().all(|n| l.contains(n))) {
             continue;
         }
         // A cluster runs as a whole: most calls of each of its nodes are in it.
@@ -262,10 +234,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         // Skip a path every transition of which a specialized rewrite covers.
-        let covered = h.nodes.windows(2).all(|p| {
-            out.iter()
-                .any(|o| o.nodes.contains(&p[0]) && o.nodes.contains(&p[1]))
-        });
+        let covered =
+            h.nodes.windows(2).all(|p| out.iter().any(|o| o.nodes.contains(&p[0]) && o.nodes.contains(&p[1])));
         if covered {
             continue;
         }
@@ -278,11 +248,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             "{}int k = mc_run(ctx, c, {k});\nif (k < {k}) {{ /* c[k].result is -errno: the original error handling (seed 000 fig. 7) */ }}",
             mc_body(f, &h.nodes, &deps, "c")
         );
-        let mut evidence: Vec<Evidence> = h
-            .nodes
-            .windows(2)
-            .map(|p| super::edge_evidence(f, p[0], p[1]))
-            .collect();
+        let mut evidence: Vec<Evidence> = h.nodes.windows(2).map(|p| super::edge_evidence(f, p[0], p[1])).collect();
         evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &h.nodes, d)));
         evidence.extend(f.placement_evidence(&h.nodes));
         out.push(Finding {
@@ -301,7 +267,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 after: vec![Part::new(w as f64, crossing)],
                 crossings_removed: w * (k as u64 - 1),
                 upper_bound: false,
-                assumes: "the kmod backend runs each sequence in one crossing; the kernel work of the calls stays".into(),
+                assumes: "the kmod backend runs each sequence in one crossing; the kernel work of the calls stays"
+                    .into(),
             },
             applicable_here: f.kmod,
             how: how_kmod("mc_run()"),

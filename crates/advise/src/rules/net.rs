@@ -3,10 +3,7 @@
 //! recvmmsg.
 
 use super::io::find_copy_loops;
-use super::{
-    bytes, calibrated_or, count, edge_evidence, pct, value_evidence, Estimate,
-    Finding, Part, Rule,
-};
+use super::{bytes, calibrated_or, count, edge_evidence, pct, value_evidence, Estimate, Finding, Part, Rule};
 use crate::advice::Evidence;
 use crate::cost::{Basis, CostModel, Priced};
 use crate::facts::Facts;
@@ -93,10 +90,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         };
         let (fin, fout) = (
             f.node(l.read).key.fd.map_or("in".into(), |x| x.to_string()),
-            f.node(l.write)
-                .key
-                .fd
-                .map_or("sock".into(), |x| x.to_string()),
+            f.node(l.write).key.fd.map_or("sock".into(), |x| x.to_string()),
         );
         out.push(Finding {
             rule: &SENDMMSG,
@@ -142,44 +136,18 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         let Some(dgram) = datagram_evidence(f, &n.syscall) else {
             continue;
         };
-        let len_arg = if n.syscall.starts_with("send") {
-            "len"
-        } else {
-            "size"
-        };
-        let size = f
-            .dominant(&n.syscall, len_arg)
-            .map_or(1024, |d| d.0.max(1) as u64);
+        let len_arg = if n.syscall.starts_with("send") { "len" } else { "size" };
+        let size = f.dominant(&n.syscall, len_arg).map_or(1024, |d| d.0.max(1) as u64);
         let mut evidence = vec![edge_evidence(f, n.id, n.id), dgram];
         evidence.extend(value_evidence(f, &n.syscall, len_arg));
         evidence.extend(f.placement_evidence(&[n.id]));
         let per = cost.node_call(n.id, &n.syscall, "udp", size);
         let batches = (w as f64 / batch as f64).ceil();
         let after = match cost.call(per_msg, "udp", size) {
-            Some(ns) => vec![Part::units(
-                w as f64,
-                Priced {
-                    ns,
-                    basis: Basis::Calibrated,
-                },
-                batches,
-            )],
+            Some(ns) => vec![Part::units(w as f64, Priced { ns, basis: Basis::Calibrated }, batches)],
             None => vec![
-                Part::units(
-                    w as f64,
-                    Priced {
-                        ns: (per.ns - cost.crossing()).max(0.0),
-                        basis: per.basis,
-                    },
-                    0.0,
-                ),
-                Part::new(
-                    batches,
-                    Priced {
-                        ns: cost.crossing(),
-                        basis: Basis::CrossingOnly,
-                    },
-                ),
+                Part::units(w as f64, Priced { ns: (per.ns - cost.crossing()).max(0.0), basis: per.basis }, 0.0),
+                Part::new(batches, Priced { ns: cost.crossing(), basis: Basis::CrossingOnly }),
             ],
         };
         let fd = n.key.fd.map_or("fd".into(), |x| x.to_string());
@@ -194,17 +162,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         out.push(Finding {
             rule,
             nodes: vec![n.id],
-            vars: vec![
-                ("fd", fd),
-                ("size", size.to_string()),
-                ("batch", batch.to_string()),
-            ],
-            specifics: format!(
-                "Here {} ran {} times in a row, {} per datagram.",
-                f.label(n.id),
-                count(w),
-                bytes(size)
-            ),
+            vars: vec![("fd", fd), ("size", size.to_string()), ("batch", batch.to_string())],
+            specifics: format!("Here {} ran {} times in a row, {} per datagram.", f.label(n.id), count(w), bytes(size)),
             evidence,
             saving: Estimate {
                 before: vec![Part::new(w as f64, per)],

@@ -52,17 +52,11 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 }
 
 fn lseek_cur(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
-    let nodes: Vec<u32> =
-        f.p.nodes
-            .iter()
-            .filter(|n| n.syscall == "lseek")
-            .map(|n| n.id)
-            .collect();
+    let nodes: Vec<u32> = f.p.nodes.iter().filter(|n| n.syscall == "lseek").map(|n| n.id).collect();
     let total: u64 = nodes.iter().map(|&n| f.node(n).count).sum();
-    let (Some(zero), Some(cur)) = (
-        f.share_where("lseek", "offset", |v| v == 0),
-        f.share_where("lseek", "whence", |v| v == 1),
-    ) else {
+    let (Some(zero), Some(cur)) =
+        (f.share_where("lseek", "offset", |v| v == 0), f.share_where("lseek", "whence", |v| v == 1))
+    else {
         return;
     };
     // At least this many calls were lseek(fd, 0, SEEK_CUR) (the shares are per argument).
@@ -76,24 +70,21 @@ fn lseek_cur(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let mut before = Vec::new();
     for &id in &nodes {
         let share = f.node(id).count as f64 / total.max(1) as f64;
-        let p = cost.call("lseek", "cur", 0).map_or_else(
-            || cost.node_call(id, "lseek", "cur", 0),
-            |ns| Priced {
-                ns,
-                basis: Basis::Calibrated,
-            },
-        );
+        let p = cost
+            .call("lseek", "cur", 0)
+            .map_or_else(|| cost.node_call(id, "lseek", "cur", 0), |ns| Priced { ns, basis: Basis::Calibrated });
         before.push(Part::new(calls as f64 * share, p));
-        evidence.push(Evidence::Calls {
-            node: f.label(id),
-            count: f.node(id).count,
-        });
+        evidence.push(Evidence::Calls { node: f.label(id), count: f.node(id).count });
     }
     out.push(Finding {
         rule: &LSEEK,
         nodes,
         vars: vec![("count", count(calls))],
-        specifics: format!("Here at least {} of the {} lseek calls were lseek(fd, 0, SEEK_CUR).", count(calls), count(total)),
+        specifics: format!(
+            "Here at least {} of the {} lseek calls were lseek(fd, 0, SEEK_CUR).",
+            count(calls),
+            count(total)
+        ),
         evidence,
         saving: Estimate {
             before,
@@ -114,30 +105,14 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         if !IDS.contains(&n.syscall.as_str()) {
             continue;
         }
-        let owners = if n.syscall == "gettid" {
-            f.p.meta.threads
-        } else {
-            f.p.meta.processes
-        }
-        .max(1);
+        let owners = if n.syscall == "gettid" { f.p.meta.threads } else { f.p.meta.processes }.max(1);
         let extra = n.count.saturating_sub(owners);
         if !f.big_enough(extra, extra) {
             continue;
         }
-        let p = cost
-            .call(&n.syscall, "", 0)
-            .or_else(|| cost.call("getpid", "", 0));
-        let p = p.map_or_else(
-            || cost.node_call(n.id, &n.syscall, "", 0),
-            |ns| Priced {
-                ns,
-                basis: Basis::Calibrated,
-            },
-        );
-        let mut evidence = vec![Evidence::Calls {
-            node: f.label(n.id),
-            count: n.count,
-        }];
+        let p = cost.call(&n.syscall, "", 0).or_else(|| cost.call("getpid", "", 0));
+        let p = p.map_or_else(|| cost.node_call(n.id, &n.syscall, "", 0), |ns| Priced { ns, basis: Basis::Calibrated });
+        let mut evidence = vec![Evidence::Calls { node: f.label(n.id), count: n.count }];
         if f.weight(n.id, n.id) > 0 {
             evidence.push(edge_evidence(f, n.id, n.id));
         }
@@ -151,11 +126,7 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 n.syscall,
                 count(n.count),
                 owners,
-                if n.syscall == "gettid" {
-                    "threads"
-                } else {
-                    "processes"
-                }
+                if n.syscall == "gettid" { "threads" } else { "processes" }
             ),
             evidence,
             saving: Estimate {
@@ -166,11 +137,7 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 assumes: format!(
                     "one {} per {} remains",
                     n.syscall,
-                    if n.syscall == "gettid" {
-                        "thread"
-                    } else {
-                        "process"
-                    }
+                    if n.syscall == "gettid" { "thread" } else { "process" }
                 ),
             },
             applicable_here: true,
@@ -184,7 +151,13 @@ fn ids(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
 fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     for n in &f.p.nodes {
         // Keyed by a descriptor: its number, or what it is.
-        let Some(fd) = n.key.fd.filter(|&fd| fd >= 0).map(|fd| fd.to_string()).or_else(|| n.key.descriptor.as_ref().map(|_| "fd".to_string())) else {
+        let Some(fd) = n
+            .key
+            .fd
+            .filter(|&fd| fd >= 0)
+            .map(|fd| fd.to_string())
+            .or_else(|| n.key.descriptor.as_ref().map(|_| "fd".to_string()))
+        else {
             continue;
         };
         if !matches!(n.syscall.as_str(), "fstat" | "newfstatat" | "statx") {
@@ -192,24 +165,15 @@ fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         if n.syscall != "fstat" {
             // An fd-keyed newfstatat is an fstat only with AT_EMPTY_PATH.
-            let flag = if n.syscall == "statx" {
-                "flags"
-            } else {
-                "flag"
-            };
-            if f.share_where(&n.syscall, flag, |v| v & 0x1000 != 0)
-                .is_none_or(|s| s < f.opts.dominant_share)
-            {
+            let flag = if n.syscall == "statx" { "flags" } else { "flag" };
+            if f.share_where(&n.syscall, flag, |v| v & 0x1000 != 0).is_none_or(|s| s < f.opts.dominant_share) {
                 continue;
             }
         }
         // Repeats without a change of the file in between: the call follows
         // itself, or sits in a loop of calls that change nothing.
         let mut repeats = f.weight(n.id, n.id);
-        let mut evidence = vec![Evidence::Calls {
-            node: f.label(n.id),
-            count: n.count,
-        }];
+        let mut evidence = vec![Evidence::Calls { node: f.label(n.id), count: n.count }];
         if repeats > 0 {
             evidence.push(edge_evidence(f, n.id, n.id));
         }
@@ -225,23 +189,17 @@ fn fstat(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             });
             if clean && l.weight > repeats {
                 repeats = l.weight;
-                evidence.push(Evidence::Loop {
-                    nodes: l.nodes.iter().map(|&id| f.label(id)).collect(),
-                    weight: l.weight,
-                });
+                evidence
+                    .push(Evidence::Loop { nodes: l.nodes.iter().map(|&id| f.label(id)).collect(), weight: l.weight });
             }
         }
         if !f.big_enough(repeats, repeats) {
             continue;
         }
         evidence.extend(f.placement_evidence(&[n.id]));
-        let p = cost.call("newfstatat", "fd", 0).map_or_else(
-            || cost.node_call(n.id, &n.syscall, "fd", 0),
-            |ns| Priced {
-                ns,
-                basis: Basis::Calibrated,
-            },
-        );
+        let p = cost
+            .call("newfstatat", "fd", 0)
+            .map_or_else(|| cost.node_call(n.id, &n.syscall, "fd", 0), |ns| Priced { ns, basis: Basis::Calibrated });
         out.push(Finding {
             rule: &FSTAT,
             nodes: vec![n.id],

@@ -22,9 +22,7 @@ pub(crate) struct CalibrationChoice {
 
 /// The calibration to use, if any, with its path; a line for stderr when
 /// there is none.
-pub(crate) fn calibration_for(
-    c: &CalibrationChoice,
-) -> Result<(Option<Calibration>, Option<String>), Failure> {
+pub(crate) fn calibration_for(c: &CalibrationChoice) -> Result<(Option<Calibration>, Option<String>), Failure> {
     if c.none {
         return Ok((None, None));
     }
@@ -102,10 +100,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
         quiet: a.quiet,
     };
     let (cal, cal_path) = calibration_for(&choice)?;
-    let opts = AdviseOptions {
-        min_repeats: a.min_repeats.max(1),
-        ..Default::default()
-    };
+    let opts = AdviseOptions { min_repeats: a.min_repeats.max(1), ..Default::default() };
     let advice = advice(&profile, cal.as_ref(), cal_path, &opts);
     let bytes = match a.format {
         AdviseFormatArg::Text => syscluster_advise::text::render(&advice).into_bytes(),
@@ -122,11 +117,7 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
         syscluster_model::profile::write_atomically(plan_path, &plan.to_json())
             .map_err(|e| Failure::new(format!("cannot write plan {}: {e}", plan_path.display())))?;
         if !a.quiet {
-            eprintln!(
-                "syscluster: plan with {} cluster(s) written to {}",
-                plan.clusters.len(),
-                plan_path.display()
-            );
+            eprintln!("syscluster: plan with {} cluster(s) written to {}", plan.clusters.len(), plan_path.display());
         }
     }
     Ok(0)

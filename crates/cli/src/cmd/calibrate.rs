@@ -37,46 +37,29 @@ pub(crate) fn calibrate(
     let dir = match dir {
         Some(d) => d,
         None => {
-            let d = path
-                .parent()
-                .map(|p| p.to_path_buf())
-                .unwrap_or_else(std::env::temp_dir);
-            std::fs::create_dir_all(&d)
-                .map_err(|e| Failure::new(format!("cannot create {}: {e}", d.display())))?;
+            let d = path.parent().map(|p| p.to_path_buf()).unwrap_or_else(std::env::temp_dir);
+            std::fs::create_dir_all(&d).map_err(|e| Failure::new(format!("cannot create {}: {e}", d.display())))?;
             d
         }
     };
     if !dir.is_dir() {
-        return Err(Failure::new(format!(
-            "{} is not a directory",
-            dir.display()
-        )));
+        return Err(Failure::new(format!("{} is not a directory", dir.display())));
     }
     // libmulticall's auto backend reads its own file from the same directory.
     let mc_out = path.with_file_name("multicall-calibration.json");
-    let opts = MeasureOptions {
-        samples,
-        dir,
-        mc_calibrate: mc.map(|t| (t, mc_out)),
-        mc_quick: quick,
-        ..Default::default()
-    };
+    let opts =
+        MeasureOptions { samples, dir, mc_calibrate: mc.map(|t| (t, mc_out)), mc_quick: quick, ..Default::default() };
     if !quiet {
-        eprintln!(
-            "syscluster: calibrating this machine ({} samples per figure)…",
-            samples
-        );
+        eprintln!("syscluster: calibrating this machine ({} samples per figure)…", samples);
     }
     let mut progress = |l: &str| {
         if !quiet {
             eprintln!("  {l}");
         }
     };
-    let mut c = measure::measure(&opts, &mut progress)
-        .map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
+    let mut c = measure::measure(&opts, &mut progress).map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
     c.tracers = measure_tracers(samples, &mut progress);
-    c.save(path)
-        .map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
+    c.save(path).map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
     if !quiet {
         eprintln!("syscluster: calibration stored in {}", path.display());
     }
@@ -96,24 +79,25 @@ fn dd_loop(blocks: u64) -> Vec<std::ffi::OsString> {
 /// Wall time and CPU time (user + system) of one untraced run of `argv`, ns.
 fn untraced_ns(argv: &[std::ffi::OsString]) -> Option<(f64, f64)> {
     let t = std::time::Instant::now();
-    let child = std::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
+    let child =
+        std::process::Command::new(&argv[0]).args(&argv[1..]).stdin(std::process::Stdio::null()).spawn().ok()?;
     let mut st = 0;
     // SAFETY: zeroed rusage is valid; wait4 reaps the child just spawned.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = unsafe { libc::wait4(child.id() as i32, &mut st, 0, &mut ru) };
     let wall = t.elapsed().as_nanos() as f64;
     let ns = |t: libc::timeval| t.tv_sec as f64 * 1e9 + t.tv_usec as f64 * 1e3;
-    (pid == child.id() as i32 && libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0).then(|| (wall, ns(ru.ru_utime) + ns(ru.ru_stime)))
+    (pid == child.id() as i32 && libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0)
+        .then(|| (wall, ns(ru.ru_utime) + ns(ru.ru_stime)))
 }
 
 /// One recorded run of `argv`: (recorded duration, calls, kernel time of
 /// one write to /dev/null, CPU time of the program or NaN), ns. That write does a few ns of work of its
 /// own: the kernel time it shows is the recorder's.
-fn traced(argv: &[std::ffi::OsString], opts: &syscluster_record::RecordOptions) -> Result<(f64, f64, f64, f64), String> {
+fn traced(
+    argv: &[std::ffi::OsString],
+    opts: &syscluster_record::RecordOptions,
+) -> Result<(f64, f64, f64, f64), String> {
     let r = syscluster_record::record(argv, opts).map_err(|e| e.to_string())?;
     if r.exit.shell_code() != 0 {
         return Err(format!("{} failed under the recorder", argv[0].to_string_lossy()));
@@ -147,7 +131,7 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
         let opts = RecordOptions { backend: Some(backend), mode, ..Default::default() };
         let (short, long) = (dd_loop(n), dd_loop(2 * n));
         let mut best = [f64::MAX; 4]; // traced short, traced long, untraced short, untraced long
-        // The same, CPU time (user + system) of the program.
+                                      // The same, CPU time (user + system) of the program.
         let mut cpu = [f64::MAX; 4];
         let (mut calls, mut kernel) = ((0.0, 0.0), f64::MAX);
         let mut failed = None;
@@ -193,10 +177,8 @@ fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibrat
         let per_call = ((best[1] - best[0]) / extra - per_call_untraced).max(0.0);
         let fixed = (best[0] - best[2] - per_call * calls.0).max(0.0);
         // f64::min ignores NaN: a CPU time not measured leaves MAX.
-        let cpu_per_call = cpu
-            .iter()
-            .all(|&c| c < f64::MAX)
-            .then(|| (((cpu[1] - cpu[0]) - (cpu[3] - cpu[2])) / extra).max(0.0));
+        let cpu_per_call =
+            cpu.iter().all(|&c| c < f64::MAX).then(|| (((cpu[1] - cpu[0]) - (cpu[3] - cpu[2])) / extra).max(0.0));
         // What the recorder adds between a call's timestamps: the kernel
         // time of a write to /dev/null (a few ns of its own work).
         let kernel_ns = if kernel == f64::MAX { 0.0 } else { kernel.min(per_call) };
@@ -243,16 +225,8 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
     use std::fmt::Write as _;
     let mut o = String::new();
     let x = &c.crossing;
-    let _ = writeln!(
-        o,
-        "Crossing against function call (seed 000 table 1), measured on {}",
-        c.machine
-    );
-    let _ = writeln!(
-        o,
-        "  {:<28} {:>10} {:>10} {:>8}",
-        "", "ns", "median ns", "ratio"
-    );
+    let _ = writeln!(o, "Crossing against function call (seed 000 table 1), measured on {}", c.machine);
+    let _ = writeln!(o, "  {:<28} {:>10} {:>10} {:>8}", "", "ns", "median ns", "ratio");
     let _ = writeln!(
         o,
         "  {:<28} {:>10.1} {:>10.1} {:>7.0}×",
@@ -266,18 +240,10 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         "  {:<28} {:>10.2} {:>10.2} {:>7}×",
         "function call", x.function_call_ns, x.function_call_median_ns, 1
     );
-    let _ = writeln!(
-        o,
-        "  (ns: the least disturbed of {} batches of {} calls)",
-        x.samples, x.iterations
-    );
+    let _ = writeln!(o, "  (ns: the least disturbed of {} batches of {} calls)", x.samples, x.iterations);
     let _ = writeln!(o, "\nPer-call costs (crossing included)");
     for k in &c.costs {
-        let _ = writeln!(
-            o,
-            "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}",
-            k.syscall, k.on, k.bytes, k.ns, k.what
-        );
+        let _ = writeln!(o, "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}", k.syscall, k.on, k.bytes, k.ns, k.what);
     }
     let _ = match &c.multicall {
         Some(m) => {

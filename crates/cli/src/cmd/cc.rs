@@ -117,9 +117,35 @@ fn toolchain() -> Result<Toolchain, Failure> {
 
 /// Options of clang that take their value as the next argument.
 const WITH_VALUE: &[&str] = &[
-    "-o", "-I", "-L", "-D", "-U", "-include", "-imacros", "-x", "-MF", "-MT", "-MQ", "-isystem",
-    "-iquote", "-idirafter", "-Xlinker", "-Xclang", "-Xassembler", "-Xpreprocessor", "-mllvm",
-    "-target", "-arch", "-z", "-T", "-u", "-e", "--param", "-isysroot", "-iprefix", "-l",
+    "-o",
+    "-I",
+    "-L",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-x",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-Xlinker",
+    "-Xclang",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-mllvm",
+    "-target",
+    "-arch",
+    "-z",
+    "-T",
+    "-u",
+    "-e",
+    "--param",
+    "-isysroot",
+    "-iprefix",
+    "-l",
 ];
 
 /// The arguments that are input files (sources, objects, archives).

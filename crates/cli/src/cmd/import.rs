@@ -10,7 +10,10 @@ use syscluster_record::strace::{import_file, ImportOptions};
 pub fn run(a: ImportArgs) -> Result<i32, Failure> {
     let node_key = super::node_key(a.node_key);
     if node_key == NodeKeyMode::Callsite {
-        return Err(Failure::with_code("--node-key callsite needs code locations, which strace logs do not have; use descriptor, fd or name", 2));
+        return Err(Failure::with_code(
+            "--node-key callsite needs code locations, which strace logs do not have; use descriptor, fd or name",
+            2,
+        ));
     }
     let opts = ImportOptions { lenient: a.lenient, progress: !a.quiet && std::io::stderr().is_terminal() };
     let start = std::time::Instant::now();

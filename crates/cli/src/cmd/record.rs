@@ -18,7 +18,11 @@ pub fn run(a: RecordArgs) -> Result<i32, Failure> {
             ModeArg::Aggregate => Mode::Aggregate,
             ModeArg::Events => Mode::Events,
         },
-        builder: BuilderOptions { node_key: super::node_key(a.node_key), tnv_slots: a.tnv_slots as usize, ..Default::default() },
+        builder: BuilderOptions {
+            node_key: super::node_key(a.node_key),
+            tnv_slots: a.tnv_slots as usize,
+            ..Default::default()
+        },
         callsites: !a.no_callsites,
         ring_buffer_bytes: ring,
         follow_detached: a.follow_detached,
@@ -65,13 +69,23 @@ fn check_writable(path: &std::path::Path) -> Result<(), Failure> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    let md = std::fs::metadata(dir).map_err(|e| Failure::new(format!("cannot write profile {}: {}: {e}", path.display(), dir.display())))?;
+    let md = std::fs::metadata(dir)
+        .map_err(|e| Failure::new(format!("cannot write profile {}: {}: {e}", path.display(), dir.display())))?;
     if !md.is_dir() {
-        return Err(Failure::new(format!("cannot write profile {}: {} is not a directory", path.display(), dir.display())));
+        return Err(Failure::new(format!(
+            "cannot write profile {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        )));
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| Failure::new("bad output path"))?;
     if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return Err(Failure::new(format!("cannot write profile {}: {}: {}", path.display(), dir.display(), std::io::Error::last_os_error())));
+        return Err(Failure::new(format!(
+            "cannot write profile {}: {}: {}",
+            path.display(),
+            dir.display(),
+            std::io::Error::last_os_error()
+        )));
     }
     Ok(())
 }

@@ -11,7 +11,13 @@ pub fn run(a: ReportArgs) -> Result<i32, Failure> {
     let bytes = match a.format {
         FormatArg::Html => {
             // The page shows the advice too; a stale calibration only costs a note.
-            let choice = super::advise::CalibrationChoice { path: None, recalibrate: false, none: false, strict: false, quiet: false };
+            let choice = super::advise::CalibrationChoice {
+                path: None,
+                recalibrate: false,
+                none: false,
+                strict: false,
+                quiet: false,
+            };
             let (cal, path) = super::advise::calibration_for(&choice).unwrap_or((None, None));
             let advice = super::advise::advice(&profile, cal.as_ref(), path, &AdviseOptions::default());
             syscluster_report::html::page(&profile, Some(&advice))

@@ -97,7 +97,12 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
     let opts = RecordOptions {
         backend: a.ptrace.then_some(Backend::Ptrace),
         mode: Mode::Aggregate,
-        builder: BuilderOptions { node_key: NodeKeyMode::Name, value_profiles: false, io_patterns: false, ..Default::default() },
+        builder: BuilderOptions {
+            node_key: NodeKeyMode::Name,
+            value_profiles: false,
+            io_patterns: false,
+            ..Default::default()
+        },
         callsites: false,
         ..Default::default()
     };
@@ -135,7 +140,8 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
     let command: Vec<String> = a.command.iter().map(|s| s.to_string_lossy().into_owned()).collect();
     let mut out = String::new();
     if a.json {
-        let by_syscall: serde_json::Map<String, serde_json::Value> = by_call.iter().map(|(k, v)| (k.clone(), json_spread(v))).collect();
+        let by_syscall: serde_json::Map<String, serde_json::Value> =
+            by_call.iter().map(|(k, v)| (k.clone(), json_spread(v))).collect();
         let doc = serde_json::json!({
             "format_version": 1,
             "command": command,
@@ -149,7 +155,8 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
         });
         out = serde_json::to_string_pretty(&doc).expect("json") + "\n";
     } else {
-        let _ = writeln!(out, "syscluster stat: {} ({} run{})", command.join(" "), runs, if runs == 1 { "" } else { "s" });
+        let _ =
+            writeln!(out, "syscluster stat: {} ({} run{})", command.join(" "), runs, if runs == 1 { "" } else { "s" });
         let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "", "min", "median", "max");
         for (name, v) in [("wall", &wall), ("user", &user), ("system", &sys)] {
             let (lo, mid, hi) = spread(v);
@@ -172,10 +179,13 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
     }
     write_table(out.as_bytes())?;
     if let Some(f) = first_failure {
-        eprintln!("syscluster: the command failed ({}) in at least one run", match f {
-            ExitStatus::Code(c) => format!("exit {c}"),
-            ExitStatus::Signal(s) => format!("signal {s}"),
-        });
+        eprintln!(
+            "syscluster: the command failed ({}) in at least one run",
+            match f {
+                ExitStatus::Code(c) => format!("exit {c}"),
+                ExitStatus::Signal(s) => format!("signal {s}"),
+            }
+        );
         return Ok(f.shell_code());
     }
     Ok(0)

@@ -64,9 +64,7 @@ struct Scratch {
 
 impl Scratch {
     fn new(keep: bool) -> Result<Scratch, Failure> {
-        let base = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| "/tmp".into());
+        let base = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
         let template = CString::new(base.join("syscluster-verify.XXXXXX").as_os_str().as_bytes())
             .map_err(|_| cannot("bad TMPDIR"))?;
         let mut buf = template.into_bytes_with_nul();
@@ -79,11 +77,7 @@ impl Scratch {
         }
         buf.pop();
         let root = PathBuf::from(OsString::from(std::ffi::OsStr::from_bytes(&buf)));
-        Ok(Scratch {
-            root,
-            keep,
-            mounted: false,
-        })
+        Ok(Scratch { root, keep, mounted: false })
     }
 
     fn work(&self) -> PathBuf {
@@ -122,17 +116,11 @@ fn parse_size(s: &str) -> Result<u64, Failure> {
         "K" | "KB" | "KIB" => 10,
         "M" | "MB" | "MIB" => 20,
         "G" | "GB" | "GIB" => 30,
-        _ => {
-            return Err(cannot(format!(
-                "bad --fs-limit {s:?}: expected a size such as 4096, 64K, 1M"
-            )))
-        }
+        _ => return Err(cannot(format!("bad --fs-limit {s:?}: expected a size such as 4096, 64K, 1M"))),
     };
     match digits.parse::<u64>() {
         Ok(n) if n > 0 && n.checked_shl(shift).is_some_and(|b| b >> shift == n) => Ok(n << shift),
-        _ => Err(cannot(format!(
-            "bad --fs-limit {s:?}: expected a size such as 4096, 64K, 1M"
-        ))),
+        _ => Err(cannot(format!("bad --fs-limit {s:?}: expected a size such as 4096, 64K, 1M"))),
     }
 }
 
@@ -141,14 +129,15 @@ fn variants(a: &VerifyArgs) -> Result<(Vec<OsString>, Vec<OsString>), Failure> {
     let sep = a.command.iter().position(|s| s == ":::");
     if a.run {
         if sep.is_some() {
-            return Err(cannot("--run takes one command (the candidate is that command under `syscluster run`), not `:::`"));
+            return Err(cannot(
+                "--run takes one command (the candidate is that command under `syscluster run`), not `:::`",
+            ));
         }
-        let exe = std::env::current_exe()
-            .map_err(|e| cannot(format!("cannot find the syscluster binary: {e}")))?;
+        let exe = std::env::current_exe().map_err(|e| cannot(format!("cannot find the syscluster binary: {e}")))?;
         let mut candidate: Vec<OsString> = vec![exe.into(), "run".into()];
         if let Some(plan) = &a.plan {
-            let plan = fs::canonicalize(plan)
-                .map_err(|e| cannot(format!("cannot read plan {}: {e}", plan.display())))?;
+            let plan =
+                fs::canonicalize(plan).map_err(|e| cannot(format!("cannot read plan {}: {e}", plan.display())))?;
             candidate.extend(["--plan".into(), plan.into()]);
         }
         candidate.push("--".into());
@@ -163,17 +152,14 @@ fn variants(a: &VerifyArgs) -> Result<(Vec<OsString>, Vec<OsString>), Failure> {
         return Err(cannot("both sides of `:::` need a command"));
     }
     if candidate.iter().any(|s| s == ":::") {
-        return Err(cannot(
-            "`:::` appears twice: one ORIGINAL and one CANDIDATE",
-        ));
+        return Err(cannot("`:::` appears twice: one ORIGINAL and one CANDIDATE"));
     }
     Ok((original, candidate))
 }
 
 /// Bytes and entries under `dir`, refusing what cannot be copied.
 fn measure_tree(dir: &Path, bytes: &mut u64, entries: &mut usize) -> Result<(), Failure> {
-    let rd =
-        fs::read_dir(dir).map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
+    let rd = fs::read_dir(dir).map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
     for entry in rd {
         let entry = entry.map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
         let md = entry
@@ -213,10 +199,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         } else if ft.is_file() {
             fs::copy(&src, &dst)?;
         } else {
-            return Err(std::io::Error::other(format!(
-                "{} is not a file, directory or link",
-                src.display()
-            )));
+            return Err(std::io::Error::other(format!("{} is not a file, directory or link", src.display())));
         }
     }
     Ok(())
@@ -234,10 +217,8 @@ impl Redirect {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
         let null = fs::File::open("/dev/null").map_err(|e| cannot(format!("/dev/null: {e}")))?;
-        let out =
-            fs::File::create(stdout).map_err(|e| cannot(format!("{}: {e}", stdout.display())))?;
-        let err =
-            fs::File::create(stderr).map_err(|e| cannot(format!("{}: {e}", stderr.display())))?;
+        let out = fs::File::create(stdout).map_err(|e| cannot(format!("{}: {e}", stdout.display())))?;
+        let err = fs::File::create(stderr).map_err(|e| cannot(format!("{}: {e}", stderr.display())))?;
         let mut saved = [-1; 3];
         for (fd, file) in [(0, &null), (1, &out), (2, &err)] {
             use std::os::fd::AsRawFd;
@@ -273,18 +254,12 @@ fn note_interrupts() {
         INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        unsafe {
-            libc::signal(
-                sig,
-                note as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )
-        };
+        unsafe { libc::signal(sig, note as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
 }
 
 fn interrupted() -> bool {
-    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
-        || syscluster_record::launch::interrupts() > 0
+    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) || syscluster_record::launch::interrupts() > 0
 }
 
 /// How one execution is made.
@@ -307,8 +282,7 @@ impl Runner {
     /// Prepares `<scratch>/work` as a fresh copy of the source.
     fn prepare(&mut self) -> Result<(), Failure> {
         let work = self.scratch.work();
-        fs::create_dir(&work)
-            .map_err(|e| cannot(format!("cannot make {}: {e}", work.display())))?;
+        fs::create_dir(&work).map_err(|e| cannot(format!("cannot make {}: {e}", work.display())))?;
         if let Some(size) = self.fs_limit {
             let target = CString::new(work.as_os_str().as_bytes()).expect("no NUL in a path");
             let data = CString::new(format!("size={size},mode=0755")).expect("no NUL");
@@ -330,39 +304,23 @@ impl Runner {
             }
             self.scratch.mounted = true;
         }
-        let mode = fs::metadata(&self.source)
-            .map(|m| m.permissions().mode())
-            .unwrap_or(0o755);
+        let mode = fs::metadata(&self.source).map(|m| m.permissions().mode()).unwrap_or(0o755);
         copy_tree(&self.source, &work)
             .and_then(|_| fs::set_permissions(&work, fs::Permissions::from_mode(mode)))
             .map_err(|e| {
-                let full = if e.raw_os_error() == Some(libc::ENOSPC) {
-                    " (it does not fit in --fs-limit)"
-                } else {
-                    ""
-                };
-                cannot(format!(
-                    "cannot copy {} for a run: {e}{full}",
-                    self.source.display()
-                ))
+                let full = if e.raw_os_error() == Some(libc::ENOSPC) { " (it does not fit in --fs-limit)" } else { "" };
+                cannot(format!("cannot copy {} for a run: {e}{full}", self.source.display()))
             })
     }
 
     /// Runs `argv` once in a fresh copy; the copy is then kept as `name`.
-    fn execute(
-        &mut self,
-        argv: &[OsString],
-        how: How,
-        name: &str,
-        fig: &mut Figures,
-    ) -> Result<Execution, Failure> {
+    fn execute(&mut self, argv: &[OsString], how: How, name: &str, fig: &mut Figures) -> Result<Execution, Failure> {
         note_interrupts();
         self.prepare()?;
         let work = self.scratch.work();
         let stdout = self.scratch.root.join(format!("{name}.stdout"));
         let stderr = self.scratch.root.join(format!("{name}.stderr"));
-        std::env::set_current_dir(&work)
-            .map_err(|e| cannot(format!("cannot enter {}: {e}", work.display())))?;
+        std::env::set_current_dir(&work).map_err(|e| cannot(format!("cannot enter {}: {e}", work.display())))?;
         let result = {
             let _redirect = Redirect::new(&stdout, &stderr)?;
             match how {
@@ -401,18 +359,11 @@ impl Runner {
                 .and_then(|_| copy_tree(&work, &tree))
                 .map_err(|e| cannot(format!("cannot save {}: {e}", work.display())))?;
             self.scratch.unmount();
-            fs::remove_dir(&work)
-                .map_err(|e| cannot(format!("cannot remove {}: {e}", work.display())))?;
+            fs::remove_dir(&work).map_err(|e| cannot(format!("cannot remove {}: {e}", work.display())))?;
         } else {
-            fs::rename(&work, &tree)
-                .map_err(|e| cannot(format!("cannot save {}: {e}", work.display())))?;
+            fs::rename(&work, &tree).map_err(|e| cannot(format!("cannot save {}: {e}", work.display())))?;
         }
-        Ok(Execution {
-            exit,
-            stdout,
-            stderr,
-            tree,
-        })
+        Ok(Execution { exit, stdout, stderr, tree })
     }
 
     /// Removes what `e` left (unless the copies are kept).
@@ -426,10 +377,7 @@ impl Runner {
 }
 
 fn shell_words(argv: &[OsString]) -> String {
-    argv.iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
 }
 
 /// A printable excerpt of `bytes` around `at`: escapes, and where `at` is.
@@ -462,11 +410,7 @@ fn compare_bytes(what: &str, a: &[u8], b: &[u8]) -> Option<String> {
     if a == b {
         return None;
     }
-    let at = a
-        .iter()
-        .zip(b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
+    let at = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
     Some(format!(
         "{what}: first difference at byte {at} (original {} bytes, candidate {} bytes)\n      original:  {}\n      candidate: {}",
         a.len(),
@@ -502,14 +446,9 @@ impl Entry {
     }
 }
 
-fn list_tree(
-    root: &Path,
-    rel: &Path,
-    out: &mut std::collections::BTreeMap<PathBuf, Entry>,
-) -> Result<(), Failure> {
+fn list_tree(root: &Path, rel: &Path, out: &mut std::collections::BTreeMap<PathBuf, Entry>) -> Result<(), Failure> {
     let dir = root.join(rel);
-    let rd =
-        fs::read_dir(&dir).map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
+    let rd = fs::read_dir(&dir).map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
     for entry in rd {
         let entry = entry.map_err(|e| cannot(format!("cannot read {}: {e}", dir.display())))?;
         let path = rel.join(entry.file_name());
@@ -519,10 +458,7 @@ fn list_tree(
             .map_err(|e| cannot(format!("cannot read {}: {e}", entry.path().display())))?;
         let mode = md.mode() & 0o7777;
         if md.file_type().is_symlink() {
-            out.insert(
-                path,
-                Entry::Link(fs::read_link(entry.path()).unwrap_or_default()),
-            );
+            out.insert(path, Entry::Link(fs::read_link(entry.path()).unwrap_or_default()));
         } else if md.is_dir() {
             out.insert(path.clone(), Entry::Dir(mode));
             list_tree(root, &path, out)?;
@@ -543,9 +479,7 @@ fn changes(source: &Path, dir: &Path) -> Result<(usize, usize, usize), Failure> 
     let mut changed = 0;
     for (k, e) in &d {
         if let Some(f) = s.get(k) {
-            if e != f
-                || (matches!(e, Entry::File(..)) && read(&source.join(k))? != read(&dir.join(k))?)
-            {
+            if e != f || (matches!(e, Entry::File(..)) && read(&source.join(k))? != read(&dir.join(k))?) {
                 changed += 1;
             }
         }
@@ -557,26 +491,11 @@ fn changes(source: &Path, dir: &Path) -> Result<(usize, usize, usize), Failure> 
 fn differences(a: &Execution, b: &Execution) -> Result<Vec<String>, Failure> {
     let mut out = Vec::new();
     if a.exit != b.exit {
-        out.push(format!(
-            "exit status: original {}, candidate {}",
-            status(a.exit),
-            status(b.exit)
-        ));
+        out.push(format!("exit status: original {}, candidate {}", status(a.exit), status(b.exit)));
     }
-    out.extend(compare_bytes(
-        "stdout",
-        &read(&a.stdout)?,
-        &read(&b.stdout)?,
-    ));
-    out.extend(compare_bytes(
-        "stderr",
-        &read(&a.stderr)?,
-        &read(&b.stderr)?,
-    ));
-    let (mut ta, mut tb) = (
-        std::collections::BTreeMap::new(),
-        std::collections::BTreeMap::new(),
-    );
+    out.extend(compare_bytes("stdout", &read(&a.stdout)?, &read(&b.stdout)?));
+    out.extend(compare_bytes("stderr", &read(&a.stderr)?, &read(&b.stderr)?));
+    let (mut ta, mut tb) = (std::collections::BTreeMap::new(), std::collections::BTreeMap::new());
     list_tree(&a.tree, Path::new(""), &mut ta)?;
     list_tree(&b.tree, Path::new(""), &mut tb)?;
     let mut paths: Vec<&PathBuf> = ta.keys().chain(tb.keys()).collect();
@@ -585,31 +504,17 @@ fn differences(a: &Execution, b: &Execution) -> Result<Vec<String>, Failure> {
     for p in paths {
         let name = p.display();
         match (ta.get(p), tb.get(p)) {
-            (Some(x), None) => out.push(format!(
-                "file {name}: only the original has it ({})",
-                x.describe()
-            )),
-            (None, Some(y)) => out.push(format!(
-                "file {name}: only the candidate has it ({})",
-                y.describe()
-            )),
+            (Some(x), None) => out.push(format!("file {name}: only the original has it ({})", x.describe())),
+            (None, Some(y)) => out.push(format!("file {name}: only the candidate has it ({})", y.describe())),
             (Some(Entry::File(m, _)), Some(Entry::File(n, _))) => {
-                out.extend(compare_bytes(
-                    &format!("file {name}"),
-                    &read(&a.tree.join(p))?,
-                    &read(&b.tree.join(p))?,
-                ));
+                out.extend(compare_bytes(&format!("file {name}"), &read(&a.tree.join(p))?, &read(&b.tree.join(p))?));
                 if m != n {
-                    out.push(format!(
-                        "file {name}: mode {m:o} in the original, {n:o} in the candidate"
-                    ));
+                    out.push(format!("file {name}: mode {m:o} in the original, {n:o} in the candidate"));
                 }
             }
-            (Some(x), Some(y)) if x != y => out.push(format!(
-                "file {name}: {} in the original, {} in the candidate",
-                x.describe(),
-                y.describe()
-            )),
+            (Some(x), Some(y)) if x != y => {
+                out.push(format!("file {name}: {} in the original, {} in the candidate", x.describe(), y.describe()))
+            }
             _ => {}
         }
     }
@@ -625,11 +530,7 @@ fn status(s: ExitStatus) -> String {
 
 pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     let (original, candidate) = variants(&a)?;
-    let faults: Vec<Fault> = a
-        .inject
-        .iter()
-        .map(|s| Fault::parse(s).map_err(cannot))
-        .collect::<Result<_, _>>()?;
+    let faults: Vec<Fault> = a.inject.iter().map(|s| Fault::parse(s).map_err(cannot)).collect::<Result<_, _>>()?;
     if a.run && !faults.is_empty() {
         return Err(cannot(
             "--inject cannot be used with --run: the runtime changes which calls reach the kernel, so the K-th call is not the \
@@ -637,12 +538,13 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
         ));
     }
     if !faults.is_empty() && a.no_count {
-        return Err(cannot("--inject runs the variants under ptrace, which counts their crossings: --no-count does not apply"));
+        return Err(cannot(
+            "--inject runs the variants under ptrace, which counts their crossings: --no-count does not apply",
+        ));
     }
     let fs_limit = a.fs_limit.as_deref().map(parse_size).transpose()?;
     let cwd = std::env::current_dir().map_err(|e| cannot(format!("no current directory: {e}")))?;
-    let source = fs::canonicalize(a.dir.as_deref().unwrap_or(&cwd))
-        .map_err(|e| cannot(format!("--dir: {e}")))?;
+    let source = fs::canonicalize(a.dir.as_deref().unwrap_or(&cwd)).map_err(|e| cannot(format!("--dir: {e}")))?;
     if !source.is_dir() {
         return Err(cannot(format!("{} is not a directory", source.display())));
     }
@@ -653,12 +555,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
         std::env::set_var("MULTICALL_BACKEND", "direct");
     }
     let scratch = Scratch::new(a.keep)?;
-    let mut runner = Runner {
-        source: source.clone(),
-        scratch,
-        fs_limit,
-        cwd,
-    };
+    let mut runner = Runner { source: source.clone(), scratch, fs_limit, cwd };
     let opts = RecordOptions {
         backend: (a.ptrace || !faults.is_empty()).then_some(Backend::Ptrace),
         mode: Mode::Aggregate,
@@ -712,20 +609,27 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
                     if sa == 1 { "" } else { "s" }
                 )))
             }
-            (true, false) => found.push((1, format!("fault {f}: the candidate made only {sb} such call{} (the original {sa})", if sb == 1 { "" } else { "s" }))),
-            (false, true) => found.push((1, format!("fault {f}: the original made only {sa} such call{} (the candidate {sb})", if sa == 1 { "" } else { "s" }))),
+            (true, false) => found.push((
+                1,
+                format!(
+                    "fault {f}: the candidate made only {sb} such call{} (the original {sa})",
+                    if sb == 1 { "" } else { "s" }
+                ),
+            )),
+            (false, true) => found.push((
+                1,
+                format!(
+                    "fault {f}: the original made only {sa} such call{} (the candidate {sb})",
+                    if sa == 1 { "" } else { "s" }
+                ),
+            )),
             (true, true) => fault_notes.push(format!("{f} injected in both")),
         }
     }
 
     let mut out = String::new();
     let runs = a.runs;
-    let _ = writeln!(
-        out,
-        "syscluster verify ({} run{} each, interleaved)",
-        runs,
-        if runs == 1 { "" } else { "s" }
-    );
+    let _ = writeln!(out, "syscluster verify ({} run{} each, interleaved)", runs, if runs == 1 { "" } else { "s" });
     let _ = writeln!(out, "  original:  {}", shell_words(&original));
     let _ = writeln!(out, "  candidate: {}", shell_words(&candidate));
     if !fault_notes.is_empty() {
@@ -734,11 +638,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     if let Some(s) = fs_limit {
         let _ = writeln!(out, "  each copy on a tmpfs of {s} bytes");
     }
-    let _ = writeln!(
-        out,
-        "\n  {:<22} {:>16} {:>16}",
-        "(median of runs)", "original", "candidate"
-    );
+    let _ = writeln!(out, "\n  {:<22} {:>16} {:>16}", "(median of runs)", "original", "candidate");
     let row = |out: &mut String, name: &str, x: String, y: String| {
         let _ = writeln!(out, "  {name:<22} {x:>16} {y:>16}");
     };
@@ -748,72 +648,25 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     };
     row(&mut out, "exit", code_of(fa.exits[0]), code_of(fb.exits[0]));
     let (ca, cb) = files;
-    row(
-        &mut out,
-        "files created",
-        ca.0.to_string(),
-        cb.0.to_string(),
-    );
-    row(
-        &mut out,
-        "files changed",
-        ca.1.to_string(),
-        cb.1.to_string(),
-    );
-    row(
-        &mut out,
-        "files deleted",
-        ca.2.to_string(),
-        cb.2.to_string(),
-    );
+    row(&mut out, "files created", ca.0.to_string(), cb.0.to_string());
+    row(&mut out, "files changed", ca.1.to_string(), cb.1.to_string());
+    row(&mut out, "files deleted", ca.2.to_string(), cb.2.to_string());
     let traced = if faults.is_empty() { "" } else { " (ptrace)" };
-    row(
-        &mut out,
-        &format!("wall{traced}"),
-        secs(spread(&fa.wall).1),
-        secs(spread(&fb.wall).1),
-    );
+    row(&mut out, &format!("wall{traced}"), secs(spread(&fa.wall).1), secs(spread(&fb.wall).1));
     if faults.is_empty() {
-        row(
-            &mut out,
-            "user",
-            secs(spread(&fa.user).1),
-            secs(spread(&fb.user).1),
-        );
-        row(
-            &mut out,
-            "system",
-            secs(spread(&fa.sys).1),
-            secs(spread(&fb.sys).1),
-        );
+        row(&mut out, "user", secs(spread(&fa.user).1), secs(spread(&fb.user).1));
+        row(&mut out, "system", secs(spread(&fa.sys).1), secs(spread(&fb.sys).1));
     }
     if !fa.crossings.is_empty() {
-        row(
-            &mut out,
-            "crossings",
-            spread(&fa.crossings).1.to_string(),
-            spread(&fb.crossings).1.to_string(),
-        );
+        row(&mut out, "crossings", spread(&fa.crossings).1.to_string(), spread(&fb.crossings).1.to_string());
     }
     let code = if found.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nsame: stdout, stderr, exit status and files are identical in every run"
-        );
+        let _ = writeln!(out, "\nsame: stdout, stderr, exit status and files are identical in every run");
         0
     } else {
-        let _ = writeln!(
-            out,
-            "\nDIFFERENT ({} difference{}):",
-            found.len(),
-            if found.len() == 1 { "" } else { "s" }
-        );
+        let _ = writeln!(out, "\nDIFFERENT ({} difference{}):", found.len(), if found.len() == 1 { "" } else { "s" });
         for (i, d) in found.iter().take(MAX_SHOWN) {
-            let run = if runs > 1 {
-                format!("run {i}: ")
-            } else {
-                String::new()
-            };
+            let run = if runs > 1 { format!("run {i}: ") } else { String::new() };
             let _ = writeln!(out, "  - {run}{d}");
         }
         if found.len() > MAX_SHOWN {
@@ -844,21 +697,10 @@ mod tests {
     fn first_difference_and_context() {
         assert!(compare_bytes("x", b"abc", b"abc").is_none());
         let d = compare_bytes("file out", b"0123456789", b"0123X56789").unwrap();
-        assert!(
-            d.starts_with(
-                "file out: first difference at byte 4 (original 10 bytes, candidate 10 bytes)"
-            ),
-            "{d}"
-        );
-        assert!(
-            d.contains("\"0123⟦456789\"") && d.contains("\"0123⟦X56789\""),
-            "{d}"
-        );
+        assert!(d.starts_with("file out: first difference at byte 4 (original 10 bytes, candidate 10 bytes)"), "{d}");
+        assert!(d.contains("\"0123⟦456789\"") && d.contains("\"0123⟦X56789\""), "{d}");
         let d = compare_bytes("stdout", b"ab", b"abc").unwrap();
         assert!(d.contains("byte 2") && d.contains("\"ab⟦\""), "{d}");
-        assert_eq!(
-            excerpt(&[b'a'; 40], 30),
-            format!("…\"{}⟦{}\"", "a".repeat(16), "a".repeat(10))
-        );
+        assert_eq!(excerpt(&[b'a'; 40], 30), format!("…\"{}⟦{}\"", "a".repeat(16), "a".repeat(10)));
     }
 }

@@ -3,20 +3,23 @@
 
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
-use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{
+    arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, unavailable, unwind_data, wait_all,
+    Counters, TICK,
+};
+use crate::callsite::modules::dev_from_kernel;
 use crate::{Ended, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
-use crate::callsite::modules::dev_from_kernel;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::path::PathBuf;
-use syscluster_model::profile::NodeKeyMode;
-use syscluster_model::CodeAddr;
 use std::ffi::OsString;
 use std::mem::MaybeUninit;
+use std::path::PathBuf;
 use syscluster_analysis::RawKey;
 use syscluster_model::event::normalize_arg;
+use syscluster_model::profile::NodeKeyMode;
 use syscluster_model::syscalls;
+use syscluster_model::CodeAddr;
 
 /// The key of a thread's start: the source of the edge to its first call.
 const NODE_START: u64 = u64::MAX;
@@ -34,9 +37,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         sink.builder.set_node_key(NodeKeyMode::Fd);
     }
     let mut object = MaybeUninit::uninit();
-    let mut open = AggregateSkelBuilder::default()
-        .open(&mut object)
-        .map_err(|e| unavailable("opening the BPF object", e))?;
+    let mut open =
+        AggregateSkelBuilder::default().open(&mut object).map_err(|e| unavailable("opening the BPF object", e))?;
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     rodata.key_mode = key_mode_of(sink.builder.node_key_mode()).0;
@@ -49,9 +51,20 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         rodata.capture_sites = 1;
         rodata.n_skip = u.modules.len() as u32;
         for (slot, m) in rodata.skip_modules.iter_mut().zip(&u.modules) {
-            *slot = types::skip_module { ino: m.ino, dev: m.dev, first: m.first, count: m.count, vdso: m.vdso as u32, runtime: m.runtime as u32, ..Default::default() };
+            *slot = types::skip_module {
+                ino: m.ino,
+                dev: m.dev,
+                first: m.first,
+                count: m.count,
+                vdso: m.vdso as u32,
+                runtime: m.runtime as u32,
+                ..Default::default()
+            };
         }
-        open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
+        open.maps
+            .unwind_rows
+            .set_max_entries(u.count.max(1))
+            .map_err(|e| unavailable("sizing the unwind tables", e))?;
     }
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
     if let Some(u) = &unwind {
@@ -62,7 +75,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted } };
+    let counters = unsafe {
+        Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted }
+    };
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
     child.release()?;
     // Code locations name their files by device and inode: note the
@@ -87,7 +102,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         }
     }
     // SAFETY: as above; every recorded task has ended.
-    let (lost, unlisted) = unsafe { (std::ptr::read_volatile(&(*bss).lost), std::ptr::read_volatile(&(*bss).threads_unlisted)) };
+    let (lost, unlisted) =
+        unsafe { (std::ptr::read_volatile(&(*bss).lost), std::ptr::read_volatile(&(*bss).threads_unlisted)) };
     report_losses(&lost, sink);
     if unlisted > 0 {
         eprintln!("syscluster: {unlisted} threads were recorded but not listed; the thread count is low by that much");
@@ -173,7 +189,13 @@ fn running_caches(slots: &dyn MapCore, spill: &dyn MapCore) -> Vec<(types::edge_
             }
             for e in task.cache.iter().filter(|e| e.count > 0) {
                 let key = types::edge_key { from: e.from, to: e.to };
-                let val = types::edge_val { count: e.count, errors: e.errors, timed: e.timed, kernel_ns: e.kernel_ns, blocked_ns: e.blocked_ns };
+                let val = types::edge_val {
+                    count: e.count,
+                    errors: e.errors,
+                    timed: e.timed,
+                    kernel_ns: e.kernel_ns,
+                    blocked_ns: e.blocked_ns,
+                };
                 out.push((key, val));
             }
         }
@@ -216,7 +238,9 @@ fn read_graph(
         let v = edges
             .lookup(&k, MapFlags::ANY)
             .map_err(|e| RecordError::Backend(format!("reading the graph from the kernel: {e}")))?;
-        if let (Some(key), Some(val)) = (read_as::<types::edge_key>(&k), v.as_deref().and_then(read_as::<types::edge_val>)) {
+        if let (Some(key), Some(val)) =
+            (read_as::<types::edge_key>(&k), v.as_deref().and_then(read_as::<types::edge_val>))
+        {
             add(key, val);
         }
     }

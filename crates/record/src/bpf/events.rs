@@ -3,11 +3,14 @@
 
 use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
-use super::{arg_info_table, key_mode_of, slots_log2, unwind_data, read_as, report_losses, spawn_armed, Counters, unavailable, wait_all, TICK};
+use super::{
+    arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, unavailable, unwind_data, wait_all,
+    Counters, TICK,
+};
+use crate::callsite::modules::dev_from_kernel;
 use crate::{Ended, RecordError, RecordOptions, Sink};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::RingBufferBuilder;
-use crate::callsite::modules::dev_from_kernel;
 use rustc_hash::FxHashSet;
 use std::ffi::OsString;
 use std::mem::MaybeUninit;
@@ -30,9 +33,8 @@ fn ring_size(bytes: usize) -> Result<u32, RecordError> {
 pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Result<Ended, RecordError> {
     let ring = ring_size(opts.ring_buffer_bytes)?;
     let mut object = MaybeUninit::uninit();
-    let mut open = EventsSkelBuilder::default()
-        .open(&mut object)
-        .map_err(|e| unavailable("opening the BPF object", e))?;
+    let mut open =
+        EventsSkelBuilder::default().open(&mut object).map_err(|e| unavailable("opening the BPF object", e))?;
     let rodata = open.maps.rodata_data.as_deref_mut().expect("rodata is mapped");
     rodata.arg_info = arg_info_table();
     for (nr, slot) in rodata.mem_arg.iter_mut().enumerate() {
@@ -49,9 +51,20 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         rodata.capture_sites = 1;
         rodata.n_skip = u.modules.len() as u32;
         for (slot, m) in rodata.skip_modules.iter_mut().zip(&u.modules) {
-            *slot = types::skip_module { ino: m.ino, dev: m.dev, first: m.first, count: m.count, vdso: m.vdso as u32, runtime: m.runtime as u32, ..Default::default() };
+            *slot = types::skip_module {
+                ino: m.ino,
+                dev: m.dev,
+                first: m.first,
+                count: m.count,
+                vdso: m.vdso as u32,
+                runtime: m.runtime as u32,
+                ..Default::default()
+            };
         }
-        open.maps.unwind_rows.set_max_entries(u.count.max(1)).map_err(|e| unavailable("sizing the unwind tables", e))?;
+        open.maps
+            .unwind_rows
+            .set_max_entries(u.count.max(1))
+            .map_err(|e| unavailable("sizing the unwind tables", e))?;
     }
     if std::env::var_os("SYSCLUSTER_BPF_DEBUG").is_some() {
         open.progs.on_enter.set_log_level(4);
@@ -74,7 +87,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     match skel.progs.on_task_exit.attach() {
         Ok(link) => skel.links.on_task_exit = Some(link),
         Err(_) => {
-            let link = skel.progs.on_task_exit_6_1.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+            let link =
+                skel.progs.on_task_exit_6_1.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
             skel.links.on_task_exit_6_1 = Some(link);
         }
     }
@@ -82,7 +96,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
     // counters concurrently, hence the volatile accesses.
-    let counters = unsafe { Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted } };
+    let counters = unsafe {
+        Counters { live: &mut (*bss).live_tasks, detached: &mut (*bss).live_detached, unadopted: &mut (*bss).unadopted }
+    };
     let mut child = spawn_armed(argv, &skel.maps.children, counters)?;
 
     let status = {

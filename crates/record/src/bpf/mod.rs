@@ -45,9 +45,9 @@ mod skel {
 
 use crate::launch::Child;
 use crate::{Ended, ExitStatus, Mode, RecordError, RecordOptions, Sink};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
 use std::ffi::OsString;
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use std::io;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;

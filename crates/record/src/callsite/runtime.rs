@@ -99,7 +99,9 @@ pub fn language_of(obj: &object::File<'_>) -> Option<Language> {
     if obj.section_by_name(".go.buildinfo").is_some() || obj.section_by_name(".gopclntab").is_some() {
         return Some(Language::Go);
     }
-    let rust = obj.symbols().any(|s| s.name().is_ok_and(|n| (n.starts_with("_ZN") || n.starts_with("_R")) && rust_crate(n) == Some("std")));
+    let rust = obj
+        .symbols()
+        .any(|s| s.name().is_ok_and(|n| (n.starts_with("_ZN") || n.starts_with("_R")) && rust_crate(n) == Some("std")));
     rust.then_some(Language::Rust)
 }
 
@@ -178,7 +180,14 @@ mod tests {
         ] {
             assert!(go_std(std), "{std}");
         }
-        for own in ["main.main", "main.(*rec).write", "main.main.func1", "github.com/a/b.F", "example.com/m/pkg.(*T).M", "golang.org/x/sys/unix.Write"] {
+        for own in [
+            "main.main",
+            "main.(*rec).write",
+            "main.main.func1",
+            "github.com/a/b.F",
+            "example.com/m/pkg.(*T).M",
+            "golang.org/x/sys/unix.Write",
+        ] {
             assert!(!go_std(own), "{own}");
         }
     }
@@ -186,8 +195,14 @@ mod tests {
     #[test]
     fn rust_crates_of_mangled_and_dwarf_names() {
         assert_eq!(rust_crate("_ZN3std2io5Write9write_all17h0123456789abcdefE"), Some("std"));
-        assert_eq!(rust_crate("_ZN60_$LT$std..fs..File$u20$as$u20$std..io..Write$GT$5write17h0123456789abcdefE"), Some("std"));
-        assert_eq!(rust_crate("_ZN64_$LT$$RF$mut$u20$main..Rec$u20$as$u20$core..fmt..Write$GT$9write_str17hE"), Some("main"));
+        assert_eq!(
+            rust_crate("_ZN60_$LT$std..fs..File$u20$as$u20$std..io..Write$GT$5write17h0123456789abcdefE"),
+            Some("std")
+        );
+        assert_eq!(
+            rust_crate("_ZN64_$LT$$RF$mut$u20$main..Rec$u20$as$u20$core..fmt..Write$GT$9write_str17hE"),
+            Some("main")
+        );
         assert_eq!(rust_crate("_ZN4main4main17h0123456789abcdefE"), Some("main"));
         assert_eq!(rust_crate("_RNvNtNtCs1234_3std2io5stdio6_print"), Some("std"));
         assert_eq!(rust_crate("_RNvCs5678_7mycrate4main"), Some("mycrate"));
@@ -203,7 +218,14 @@ mod tests {
     fn restricted_table_is_own_code_outside_the_runtime() {
         use crate::callsite::unwind::UnwindRow;
         let row = |pc, cfa| UnwindRow { pc, cfa, rbp_offset: None };
-        let full = UnwindTable { rows: vec![row(0x100, CfaRule::Rsp(8)), row(0x104, CfaRule::Rsp(16)), row(0x180, CfaRule::Rsp(8)), row(0x200, CfaRule::Unknown)] };
+        let full = UnwindTable {
+            rows: vec![
+                row(0x100, CfaRule::Rsp(8)),
+                row(0x104, CfaRule::Rsp(16)),
+                row(0x180, CfaRule::Rsp(8)),
+                row(0x200, CfaRule::Unknown),
+            ],
+        };
         let t = full.restricted_to(&[(0x102, 0x190)]);
         assert_eq!(t.lookup(0x50).unwrap().cfa, CfaRule::Own);
         assert_eq!(t.lookup(0x101).unwrap().cfa, CfaRule::Own);

@@ -57,7 +57,12 @@ pub struct Symbolizer {
 
 impl Symbolizer {
     pub fn new(modules: Modules) -> Symbolizer {
-        Symbolizer { modules, info: FxHashMap::default(), cache: FxHashMap::default(), debug_dir: PathBuf::from(DEBUG_DIR) }
+        Symbolizer {
+            modules,
+            info: FxHashMap::default(),
+            cache: FxHashMap::default(),
+            debug_dir: PathBuf::from(DEBUG_DIR),
+        }
     }
 
     /// Looks for separate debug files under `dir` instead of /usr/lib/debug.
@@ -134,7 +139,9 @@ impl ModuleInfo {
 
     /// Fills function, file and line of the instruction at file offset `off`.
     fn locate(&self, off: u64, loc: &mut Location) {
-        let Some(vaddr) = self.loads.iter().find(|&&(_, o, _, fs)| off >= o && off - o < fs).map(|&(va, o, _, _)| off - o + va) else {
+        let Some(vaddr) =
+            self.loads.iter().find(|&&(_, o, _, fs)| off >= o && off - o < fs).map(|&(va, o, _, _)| off - o + va)
+        else {
             return;
         };
         if let Some(ctx) = &self.dwarf {

@@ -103,7 +103,11 @@ fn vaddr_to_offset(loads: &[(u64, u64, u64, u64)], vaddr: u64) -> Option<u64> {
 /// Converts one gimli row to this table's rule; `ra` is the CIE's return
 /// address column; `ra_popped`: the return address was just popped into a
 /// register and still sits at CFA-8 (see [`collect_fdes`]).
-fn convert_row<T: gimli::ReaderOffset>(row: &gimli::UnwindTableRow<T>, ra: gimli::Register, ra_popped: bool) -> (CfaRule, Option<i32>) {
+fn convert_row<T: gimli::ReaderOffset>(
+    row: &gimli::UnwindTableRow<T>,
+    ra: gimli::Register,
+    ra_popped: bool,
+) -> (CfaRule, Option<i32>) {
     match row.register(ra) {
         Some(gimli::RegisterRule::Offset(-8)) => {}
         Some(gimli::RegisterRule::Register(_)) if ra_popped => {}
@@ -254,7 +258,13 @@ impl UnwindTable {
             // of .eh_frame's (ends_upto[k]: the furthest end among the first k).
             let mut covered: Vec<(u64, u64)> = fdes.iter().map(|f| (f.start, f.end)).collect();
             covered.sort_unstable();
-            let ends_upto: Vec<u64> = covered.iter().scan(0, |m, &(_, e)| { *m = e.max(*m); Some(*m) }).collect();
+            let ends_upto: Vec<u64> = covered
+                .iter()
+                .scan(0, |m, &(_, e)| {
+                    *m = e.max(*m);
+                    Some(*m)
+                })
+                .collect();
             extra.retain(|f| {
                 let k = covered.partition_point(|&(s, _)| s < f.end);
                 k == 0 || ends_upto[k - 1] <= f.start
@@ -338,7 +348,8 @@ impl UnwindTable {
             if s >= e {
                 continue;
             }
-            let first = self.lookup(start).copied().unwrap_or(UnwindRow { pc: s, cfa: CfaRule::Unknown, rbp_offset: None });
+            let first =
+                self.lookup(start).copied().unwrap_or(UnwindRow { pc: s, cfa: CfaRule::Unknown, rbp_offset: None });
             push(&mut rows, UnwindRow { pc: s, ..first });
             let from = self.rows.partition_point(|r| r.pc <= s);
             for r in self.rows[from..].iter().take_while(|r| r.pc < e) {
@@ -426,7 +437,10 @@ impl SkipModule {
     /// Whether mapping `m` maps this module: the same file (device and
     /// inode), or for the vDSO, which has none, the same name.
     pub fn maps(&self, m: &Mapping) -> bool {
-        m.path.is_some() && self.dev == m.dev && self.ino == m.ino && (self.ino != 0 || m.path.as_deref() == Some(self.path.as_path()))
+        m.path.is_some()
+            && self.dev == m.dev
+            && self.ino == m.ino
+            && (self.ino != 0 || m.path.as_deref() == Some(self.path.as_path()))
     }
 }
 
@@ -528,7 +542,12 @@ impl std::fmt::Display for Unwound {
 /// In the program's language runtime (a [`SkipModule::runtime`] module) a
 /// walk that cannot go on ends at the first frame it reached in the
 /// program's file: a location in the runtime is better than none.
-pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &[SkipModule]) -> Result<(usize, u64), Unwound> {
+pub fn find_callsite(
+    regs: Regs,
+    mem: &mut dyn Memory,
+    maps: &[Mapping],
+    skip: &[SkipModule],
+) -> Result<(usize, u64), Unwound> {
     let mut fallback = None;
     let found = walk(regs, mem, maps, skip, &mut fallback);
     match (found, fallback) {
@@ -540,7 +559,13 @@ pub fn find_callsite(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &
 /// [`find_callsite`] without its fallback: the walk's own result, and the
 /// first frame in the program's language runtime if it reached one (for
 /// callers that may retry the walk with more registers first).
-pub fn walk(regs: Regs, mem: &mut dyn Memory, maps: &[Mapping], skip: &[SkipModule], fallback: &mut Option<(usize, u64)>) -> Result<(usize, u64), Unwound> {
+pub fn walk(
+    regs: Regs,
+    mem: &mut dyn Memory,
+    maps: &[Mapping],
+    skip: &[SkipModule],
+    fallback: &mut Option<(usize, u64)>,
+) -> Result<(usize, u64), Unwound> {
     let mut r = regs;
     for _ in 0..MAX_FRAMES {
         let probe = r.ip.wrapping_sub(1);
@@ -664,7 +689,8 @@ mod tests {
         let data = std::fs::read(path).unwrap();
         let obj = object::File::parse(&*data).unwrap();
         let loads = load_segments(&obj);
-        let sym = obj.dynamic_symbols().find(|s| s.name() == Ok(name)).unwrap_or_else(|| panic!("{name} not in .dynsym"));
+        let sym =
+            obj.dynamic_symbols().find(|s| s.name() == Ok(name)).unwrap_or_else(|| panic!("{name} not in .dynsym"));
         vaddr_to_offset(&loads, sym.address()).unwrap()
     }
 
@@ -674,7 +700,8 @@ mod tests {
         assert_eq!(skip.len(), 3, "{:?}", skip.iter().map(|s| &s.path).collect::<Vec<_>>());
         assert_eq!((skip[2].path.to_str(), skip[2].dev, skip[2].ino), (Some(VDSO), 0, 0));
         assert!(skip[2].table.rows.iter().any(|r| r.cfa == CfaRule::Rsp(8)));
-        let names: Vec<String> = skip[..2].iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> =
+            skip[..2].iter().map(|s| s.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert!(names[0].starts_with("libc.so"), "{names:?}");
         assert!(names[1].starts_with("ld-linux"), "{names:?}");
         for s in &skip[..2] {
@@ -727,8 +754,12 @@ mod tests {
                         CfaRule::Rsp(offset as i32)
                     }
                     _ if ra != Some(gimli::RegisterRule::Offset(-8)) => CfaRule::Unknown,
-                    gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RSP => CfaRule::Rsp(offset as i32),
-                    gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RBP => CfaRule::Rbp(offset as i32),
+                    gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RSP => {
+                        CfaRule::Rsp(offset as i32)
+                    }
+                    gimli::CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RBP => {
+                        CfaRule::Rbp(offset as i32)
+                    }
                     _ => {
                         exprs += 1;
                         CfaRule::Unknown
@@ -751,7 +782,10 @@ mod tests {
             }
             let next = ranges.binary_search_by_key(&end, |r| r.0).is_ok();
             let after = table.lookup(end).unwrap().cfa;
-            assert!(next || matches!(after, CfaRule::Unknown | CfaRule::Outermost), "FDE {start:#x}..{end:#x} covers past its end: {after:?}");
+            assert!(
+                next || matches!(after, CfaRule::Unknown | CfaRule::Outermost),
+                "FDE {start:#x}..{end:#x} covers past its end: {after:?}"
+            );
         }
         assert!(fdes > 1000, "only {fdes} FDEs");
         assert_eq!(ra_in_register, 1, "rows with the return address in a register (vfork's)");
@@ -869,7 +903,16 @@ mod tests {
         }
         assert_eq!(mem.read_u64(8), None, "page zero read");
         // Reads up to the end of a mapping stop there, not before.
-        let page = unsafe { libc::mmap(std::ptr::null_mut(), 8192, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                8192,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         assert_ne!(page, libc::MAP_FAILED);
         unsafe { libc::munmap(page.cast::<u8>().add(4096).cast(), 4096) };
         let last = page as u64 + 4096 - 8;

@@ -45,7 +45,15 @@ impl Callsites {
     /// `rbp` matters only in frames whose CFA is rbp-based, rare in libc:
     /// the first walk runs without it (as 0, so that any use reads the
     /// unmapped page 0 and fails) and only then are all registers fetched.
-    pub fn find(&mut self, pid: u32, tid: i32, ip: u64, sp: u64, modules: &mut Modules, builder: &mut ProfileBuilder) -> Option<CodeAddr> {
+    pub fn find(
+        &mut self,
+        pid: u32,
+        tid: i32,
+        ip: u64,
+        sp: u64,
+        modules: &mut Modules,
+        builder: &mut ProfileBuilder,
+    ) -> Option<CodeAddr> {
         let p = self.procs.entry(pid).or_insert_with(|| Process {
             maps: Vec::new(),
             modules: Vec::new(),
@@ -67,7 +75,8 @@ impl Callsites {
             // location when the walk cannot get past the runtime.
             let mut fallback = None;
             let found = walk(regs, &mut p.mem, &p.maps, &self.skip, &mut fallback);
-            let retry = matches!(found, Err(Unwound::NoMapping { .. }) if !fresh) || matches!(found, Err(Unwound::Unreadable { .. }) if !full_regs);
+            let retry = matches!(found, Err(Unwound::NoMapping { .. }) if !fresh)
+                || matches!(found, Err(Unwound::Unreadable { .. }) if !full_regs);
             let found = match (found, fallback) {
                 (Err(_), Some(f)) if !retry => Ok(f),
                 (r, _) => r,
@@ -111,9 +120,13 @@ impl Callsites {
         }
         let Some(p) = self.procs.get_mut(&pid) else { return };
         let exec = |prot: u64| prot & libc::PROT_EXEC as u64 != 0;
-        let overlaps_code = |addr: u64, len: u64| p.maps.iter().any(|m| m.executable && m.start < addr.saturating_add(len) && addr < m.end);
+        let overlaps_code = |addr: u64, len: u64| {
+            p.maps.iter().any(|m| m.executable && m.start < addr.saturating_add(len) && addr < m.end)
+        };
         let changed = match nr as i64 {
-            libc::SYS_mmap | libc::SYS_mprotect | libc::SYS_pkey_mprotect => exec(args[2]) || overlaps_code(args[0], args[1]),
+            libc::SYS_mmap | libc::SYS_mprotect | libc::SYS_pkey_mprotect => {
+                exec(args[2]) || overlaps_code(args[0], args[1])
+            }
             libc::SYS_munmap | libc::SYS_mremap | libc::SYS_remap_file_pages => overlaps_code(args[0], args[1]),
             _ => false,
         };

@@ -42,27 +42,16 @@ impl Fault {
     /// Parses `CALL:ERRNO@K`, `CALL:short@K` or `CALL:short=N@K`; the error
     /// says what is wrong.
     pub fn parse(spec: &str) -> Result<Fault, String> {
-        let bad = |why: &str| {
-            format!(
-                "bad fault {spec:?}: {why} (expected CALL:ERRNO@K, CALL:short@K or CALL:short=N@K)"
-            )
-        };
+        let bad =
+            |why: &str| format!("bad fault {spec:?}: {why} (expected CALL:ERRNO@K, CALL:short@K or CALL:short=N@K)");
         let (what, nth) = spec.rsplit_once('@').ok_or_else(|| bad("no @K"))?;
-        let nth: u64 = nth
-            .parse()
-            .ok()
-            .filter(|&k| k > 0)
-            .ok_or_else(|| bad("K must be a number from 1"))?;
+        let nth: u64 = nth.parse().ok().filter(|&k| k > 0).ok_or_else(|| bad("K must be a number from 1"))?;
         let (call, effect) = what.split_once(':').ok_or_else(|| bad("no :ERRNO"))?;
-        let info =
-            syscalls::by_name(call).ok_or_else(|| bad(&format!("no system call {call:?}")))?;
+        let info = syscalls::by_name(call).ok_or_else(|| bad(&format!("no system call {call:?}")))?;
         let effect = if effect == "short" {
             Effect::Short(None)
         } else if let Some(n) = effect.strip_prefix("short=") {
-            Effect::Short(Some(
-                n.parse()
-                    .map_err(|_| bad("short=N needs a number of bytes"))?,
-            ))
+            Effect::Short(Some(n.parse().map_err(|_| bad("short=N needs a number of bytes"))?))
         } else if let Some(e) = errno::by_name(&effect.to_ascii_uppercase()) {
             Effect::Errno(e)
         } else {
@@ -85,11 +74,7 @@ impl Fault {
         {
             return Err(bad(&format!("{call} cannot be made to fail here")));
         }
-        Ok(Fault {
-            nr: info.nr,
-            nth,
-            effect,
-        })
+        Ok(Fault { nr: info.nr, nth, effect })
     }
 }
 
@@ -109,10 +94,7 @@ impl fmt::Display for Fault {
 
 /// The index of the size argument of call `nr`, if it has one.
 pub fn size_arg(nr: u32) -> Option<usize> {
-    syscalls::by_nr(nr)?
-        .args
-        .iter()
-        .position(|a| a.kind == syscalls::ArgKind::Size)
+    syscalls::by_nr(nr)?.args.iter().position(|a| a.kind == syscalls::ArgKind::Size)
 }
 
 /// The faults of one recording and how many calls of each kind were seen.
@@ -123,10 +105,7 @@ pub struct Injector {
 
 impl Injector {
     pub fn new(faults: &[Fault]) -> Injector {
-        Injector {
-            faults: faults.to_vec(),
-            seen: vec![0; faults.len()],
-        }
+        Injector { faults: faults.to_vec(), seen: vec![0; faults.len()] }
     }
 
     /// Call `nr` with `args` enters in stopped thread `tid`: injects the
@@ -188,15 +167,7 @@ fn arg_reg(r: &mut libc::user_regs_struct, i: usize) -> &mut u64 {
 pub fn set_regs(tid: i32, change: impl FnOnce(&mut libc::user_regs_struct)) -> io::Result<()> {
     let mut r = sys::regs(tid)?;
     change(&mut r);
-    if unsafe {
-        libc::ptrace(
-            libc::PTRACE_SETREGS,
-            tid,
-            0usize,
-            &r as *const libc::user_regs_struct,
-        )
-    } < 0
-    {
+    if unsafe { libc::ptrace(libc::PTRACE_SETREGS, tid, 0usize, &r as *const libc::user_regs_struct) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -209,28 +180,12 @@ mod tests {
     #[test]
     fn parses_and_prints_faults() {
         let f = Fault::parse("write:ENOSPC@3").unwrap();
-        assert_eq!(
-            f,
-            Fault {
-                nr: libc::SYS_write as u32,
-                nth: 3,
-                effect: Effect::Errno(libc::ENOSPC)
-            }
-        );
+        assert_eq!(f, Fault { nr: libc::SYS_write as u32, nth: 3, effect: Effect::Errno(libc::ENOSPC) });
         assert_eq!(f.to_string(), "write:ENOSPC@3");
-        assert_eq!(
-            Fault::parse("openat:enoent@1").unwrap().effect,
-            Effect::Errno(libc::ENOENT)
-        );
+        assert_eq!(Fault::parse("openat:enoent@1").unwrap().effect, Effect::Errno(libc::ENOENT));
         assert_eq!(Fault::parse("read:5@2").unwrap().effect, Effect::Errno(5));
-        assert_eq!(
-            Fault::parse("write:short@1").unwrap().to_string(),
-            "write:short@1"
-        );
-        assert_eq!(
-            Fault::parse("pwrite64:short=3@7").unwrap().effect,
-            Effect::Short(Some(3))
-        );
+        assert_eq!(Fault::parse("write:short@1").unwrap().to_string(), "write:short@1");
+        assert_eq!(Fault::parse("pwrite64:short=3@7").unwrap().effect, Effect::Short(Some(3)));
         for bad in [
             "write:ENOSPC",
             "write:ENOSPC@0",

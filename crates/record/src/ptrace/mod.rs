@@ -55,7 +55,12 @@ use std::io;
 /// Things the user should know (the filter was unavailable) go to `notes`.
 /// Returns how the command ended and, for each of `opts.faults`, how many
 /// calls of its kind the command made.
-pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &mut Vec<String>) -> Result<(Ended, Vec<u64>), RecordError> {
+pub fn record(
+    argv: &[OsString],
+    opts: &RecordOptions,
+    sink: &mut Sink,
+    notes: &mut Vec<String>,
+) -> Result<(Ended, Vec<u64>), RecordError> {
     let hook: Option<PreExec> = if seccomp::available() {
         let prog = seccomp::program(&[]);
         // A filter that cannot be installed is noticed by the tracer (no
@@ -96,7 +101,8 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink, notes: &
     if outcome.started && !outcome.filtered {
         notes.push("the seccomp filter could not be installed; every call stopped twice (slower)".into());
     }
-    let exit = outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
+    let exit =
+        outcome.status.ok_or_else(|| RecordError::Backend("ptrace: the command's end was not reported".into()))?;
     Ok((Ended { exit, left_running: outcome.left_running, ran_ns, cpu_ns: None }, outcome.faults_seen))
 }
 

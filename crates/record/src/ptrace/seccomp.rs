@@ -131,7 +131,8 @@ mod tests {
             let ok = install(&prog).is_ok();
             // getppid is allowed and works; getpid is traced and, untraced, fails.
             let allowed = unsafe { libc::syscall(libc::SYS_getppid) } > 0;
-            let stopped = unsafe { libc::syscall(libc::SYS_getpid) } == -1 && unsafe { *libc::__errno_location() } == libc::ENOSYS;
+            let stopped = unsafe { libc::syscall(libc::SYS_getpid) } == -1
+                && unsafe { *libc::__errno_location() } == libc::ENOSYS;
             unsafe { libc::_exit(if ok && allowed && stopped { 0 } else { 1 }) };
         }
         let mut status = 0;

@@ -132,7 +132,9 @@ pub enum SyscallInfo {
 pub fn syscall_info(tid: i32) -> io::Result<SyscallInfo> {
     let mut info: libc::ptrace_syscall_info = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::ptrace_syscall_info>();
-    check(unsafe { libc::ptrace(libc::PTRACE_GET_SYSCALL_INFO, tid, size, &mut info as *mut libc::ptrace_syscall_info) })?;
+    check(unsafe {
+        libc::ptrace(libc::PTRACE_GET_SYSCALL_INFO, tid, size, &mut info as *mut libc::ptrace_syscall_info)
+    })?;
     // SAFETY: `op` says which member of the union the kernel filled in.
     let abi = if info.arch == AUDIT_ARCH_X86_64 { 0 } else { I386_CALL };
     Ok(unsafe {

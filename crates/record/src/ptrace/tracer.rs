@@ -100,13 +100,20 @@ pub struct Tracer<'a> {
 
 impl<'a> Tracer<'a> {
     /// A tracer for `root`, the launcher's child, seized and stopped.
-    pub fn new(sink: &'a mut Sink, root: i32, callsites: Option<Callsites>, follow_detached: bool, injector: Injector) -> Tracer<'a> {
+    pub fn new(
+        sink: &'a mut Sink,
+        root: i32,
+        callsites: Option<Callsites>,
+        follow_detached: bool,
+        injector: Injector,
+    ) -> Tracer<'a> {
         let mut threads = FxHashMap::default();
         let mut t = Thread::new(root as u32);
         t.launching = true;
         threads.insert(root, t);
-        let path_args =
-            (0..syscalls::NR_SYSCALLS as u32).map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8)).collect();
+        let path_args = (0..syscalls::NR_SYSCALLS as u32)
+            .map(|nr| syscalls::by_nr(nr).and_then(|s| s.path_arg()).map(|i| i as u8))
+            .collect();
         let addr_args = (0..syscalls::NR_SYSCALLS as u32)
             .map(|nr| syscalls::descriptor_memory_arg(nr).map(|(i, at_exit)| (i as u8, at_exit)))
             .collect();
@@ -193,7 +200,9 @@ impl<'a> Tracer<'a> {
         match Report::decode(status) {
             Report::Gone(status) => self.gone(tid, status),
             r @ (Report::Seccomp | Report::Syscall) => match sys::syscall_info(tid) {
-                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => self.entry(tid, nr as u32, args, ip, sp, r == Report::Seccomp),
+                Ok(SyscallInfo::Entry { nr, args, ip, sp }) => {
+                    self.entry(tid, nr as u32, args, ip, sp, r == Report::Seccomp)
+                }
                 Ok(SyscallInfo::Exit { ret }) => self.exit(tid, ret),
                 Ok(SyscallInfo::None) => self.resume(tid, 0),
                 Err(e) => {

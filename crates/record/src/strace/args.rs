@@ -222,7 +222,10 @@ pub fn string(s: &[u8], out: &mut Vec<u8>) -> bool {
             b'v' => out.push(0x0b),
             b'f' => out.push(0x0c),
             b'x' => {
-                let h = s.get(i..i + 2).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+                let h = s
+                    .get(i..i + 2)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match h {
                     Some(b) => {
                         out.push(b);
@@ -325,11 +328,10 @@ mod tests {
     #[test]
     fn splits_at_top_level_commas() {
         assert_eq!(args(r#"1, "a, \"b\"", 3"#), vec!["1", r#""a, \"b\"""#, "3"]);
-        assert_eq!(args("3, [{iov_base=\"ab\", iov_len=2}, {iov_base=\"c\", iov_len=1}], 2"), vec![
-            "3",
-            "[{iov_base=\"ab\", iov_len=2}, {iov_base=\"c\", iov_len=1}]",
-            "2"
-        ]);
+        assert_eq!(
+            args("3, [{iov_base=\"ab\", iov_len=2}, {iov_base=\"c\", iov_len=1}], 2"),
+            vec!["3", "[{iov_base=\"ab\", iov_len=2}, {iov_base=\"c\", iov_len=1}]", "2"]
+        );
         assert!(args("").is_empty());
         assert_eq!(args("0"), vec!["0"]);
     }

@@ -233,7 +233,11 @@ pub fn parse(s: &[u8]) -> Result<Line<'_>, Error> {
         let a = n1 + b" resumed>".len();
         let close = close_paren(rest, a).ok_or("resumed call has no closing parenthesis")?;
         let (result, duration) = parse_tail(&rest[close..])?;
-        return Ok(Line { pid, time, body: Body::Resumed { name: &rest[n0..n1], args: &rest[a..close - 1], result, duration } });
+        return Ok(Line {
+            pid,
+            time,
+            body: Body::Resumed { name: &rest[n0..n1], args: &rest[a..close - 1], result, duration },
+        });
     }
     let n1 = rest.iter().take_while(|&&c| is_name_byte(c)).count();
     if n1 == 0 || rest.get(n1) != Some(&b'(') {
@@ -277,11 +281,13 @@ mod tests {
 
     #[test]
     fn error_result_and_no_return() {
-        let l = parse(b"9 openat(AT_FDCWD, \"/x\", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>").unwrap();
+        let l =
+            parse(b"9 openat(AT_FDCWD, \"/x\", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>").unwrap();
         assert!(matches!(l.body, Body::Call { result: Result_::Value { value: -1, errno: Some(b"ENOENT") }, .. }));
         let l = parse(b"9 1.5 exit_group(0)                     = ?").unwrap();
         assert!(matches!(l.body, Body::Call { result: Result_::None, .. }));
-        let l = parse(b"mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f3a1c2d4000").unwrap();
+        let l = parse(b"mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f3a1c2d4000")
+            .unwrap();
         assert_eq!(l.pid, None);
         assert!(matches!(l.body, Body::Call { result: Result_::Value { value: 0x7f3a1c2d4000, .. }, .. }));
     }
@@ -305,7 +311,15 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        for bad in [&b"hello world"[..], b"12 1.0 write(1, \"abc", b"12 1.0 write(1) = zz", b"[pid x] read()", b"\xff\xfe", b"1.2.3 read() = 0", b"12 1.0 <... read"] {
+        for bad in [
+            &b"hello world"[..],
+            b"12 1.0 write(1, \"abc",
+            b"12 1.0 write(1) = zz",
+            b"[pid x] read()",
+            b"\xff\xfe",
+            b"1.2.3 read() = 0",
+            b"12 1.0 <... read",
+        ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
     }

@@ -63,7 +63,9 @@ impl fmt::Display for ImportError {
             ImportError::Truncated { file, line } => {
                 write!(f, "{file}:{line}: the log is truncated: it ends in the middle of a line (no newline at its end); use --lenient to drop that line and import the rest")
             }
-            ImportError::Empty(file) => write!(f, "{file} holds no system calls (expected the output of: strace -f -ttt -T -o LOG CMD)"),
+            ImportError::Empty(file) => {
+                write!(f, "{file} holds no system calls (expected the output of: strace -f -ttt -T -o LOG CMD)")
+            }
         }
     }
 }
@@ -143,7 +145,8 @@ impl<'s> Importer<'s> {
         for (&parent, pend) in &self.pending {
             let name = syscalls::name_of(pend.nr);
             if matches!(&*name, "clone" | "clone3" | "fork" | "vfork") {
-                let thread = matches!(&*name, "clone" | "clone3") && clone_flags(&pend.args).is_some_and(|f| f & CLONE_THREAD != 0);
+                let thread = matches!(&*name, "clone" | "clone3")
+                    && clone_flags(&pend.args).is_some_and(|f| f & CLONE_THREAD != 0);
                 let parent_pid = self.tgid.get(&parent).copied().unwrap_or(parent);
                 if thread {
                     owner = parent_pid;
@@ -353,7 +356,13 @@ fn exec_argv(text: &[u8]) -> Vec<String> {
 }
 
 /// Imports a log from `reader` into `sink`; `file` names it in errors.
-pub fn import_reader<R: Read>(mut reader: R, file: &str, opts: &ImportOptions, sink: &mut Sink, total_bytes: Option<u64>) -> Result<Imported, ImportError> {
+pub fn import_reader<R: Read>(
+    mut reader: R,
+    file: &str,
+    opts: &ImportOptions,
+    sink: &mut Sink,
+    total_bytes: Option<u64>,
+) -> Result<Imported, ImportError> {
     let mut imp = Importer::new(sink, opts.clone(), file.to_string());
     let mut buf = vec![0u8; 8 << 20];
     let mut filled = 0usize;
@@ -426,7 +435,11 @@ pub fn import_reader<R: Read>(mut reader: R, file: &str, opts: &ImportOptions, s
 }
 
 /// Imports the log at `path` into a profile.
-pub fn import_file(path: &Path, opts: &ImportOptions, builder: BuilderOptions) -> Result<(Profile, Imported), ImportError> {
+pub fn import_file(
+    path: &Path,
+    opts: &ImportOptions,
+    builder: BuilderOptions,
+) -> Result<(Profile, Imported), ImportError> {
     let name = path.display().to_string();
     let f = std::fs::File::open(path).map_err(|e| ImportError::Io(name.clone(), e))?;
     let total = f.metadata().ok().map(|m| m.len());
