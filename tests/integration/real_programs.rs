@@ -81,7 +81,7 @@ fn check_no_wrong_advice(name: &str, p: &Profile, advice: &Value) {
         if r["rule"] == "reopen-same-file" {
             let path = r["parameters"]["path"].as_str().unwrap_or_default();
             let io = p.io_patterns.iter().find(|io| io.path == path);
-            assert!(io.map_or(true, |io| io.writes == 0), "{name}: keep open {path}, which is written");
+            assert!(io.is_none_or(|io| io.writes == 0), "{name}: keep open {path}, which is written");
         }
     }
     for s in advice["sequences"].as_array().unwrap() {
