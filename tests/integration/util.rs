@@ -34,7 +34,13 @@ pub fn tmp() -> tempfile::TempDir {
 }
 
 /// Runs `cmd` and returns its output, failing the test if it cannot start.
+/// Runs `cmd` to its end.  A `make` of the tests' own never sees the
+/// `make test` around them (its jobserver descriptors, its "Entering
+/// directory" lines): the variables make passes down are removed.
 pub fn run(cmd: &mut Command) -> Output {
+    for v in ["MAKEFLAGS", "MAKELEVEL", "MFLAGS"] {
+        cmd.env_remove(v);
+    }
     cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
