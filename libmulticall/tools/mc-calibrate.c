@@ -865,5 +865,6 @@ int main(int argc, char **argv)
 			die("%s: written but does not read back", out_path);
 		printf("mc-calibrate: wrote %s\n", out_path);
 	}
+	free(text);
 	return 0;
 }
