@@ -20,7 +20,10 @@ pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
         None => {}
     }
     let exe = std::env::current_exe().ok()?;
+    // Beside the binary (bin/), from the full CLI in lib/syscluster to bin/,
+    // or in the build tree.
     std::iter::once(exe.with_file_name("mc-calibrate"))
+        .chain(exe.parent().map(|d| d.join("../../bin/mc-calibrate")))
         .chain(exe.ancestors().skip(1).take(4).map(|d| d.join("libmulticall/build/mc-calibrate")))
         .find(|p| p.is_file())
 }

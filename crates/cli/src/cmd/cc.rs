@@ -86,13 +86,14 @@ fn clang() -> OsString {
     std::env::var_os("SYSCLUSTER_CLANG").unwrap_or_else(|| "clang-19".into())
 }
 
-/// The plugin and archives: next to the installed binary
+/// The plugin and archives: beside the installed full CLI
+/// (`lib/syscluster/syscluster-cli`) or the installed binary
 /// (`bin/../lib/syscluster/`), else in the build tree the binary was built
 /// in (`target/release/../../llvm/build`, `libmulticall/build`).
 fn toolchain() -> Result<Toolchain, Failure> {
     let exe = std::env::current_exe().map_err(|e| Failure::new(format!("cc: cannot find myself: {e}")))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
-    let installed = dir.join("../lib/syscluster");
+    let installed = if dir.join("SysCluster.so").is_file() { dir.to_path_buf() } else { dir.join("../lib/syscluster") };
     let tree = dir.join("../..");
     let candidates = [
         (installed.join("SysCluster.so"), installed.join("libsyscluster-rt.a"), installed.join("libmulticall.a")),
