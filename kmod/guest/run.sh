@@ -32,8 +32,8 @@ for src in kmod/test/*.c; do
   fi
 done
 
-# The recorder (kmod-record): syscluster with the shared libraries it
-# links, and the copy loop it records, linked statically.
+# The recorder (kmod-record): syscluster and syscluster-cli with the
+# shared libraries they link, and the copy loop it records, linked statically.
 cargo build --release --locked -q
 gcc -O2 -Wall -Werror -static -Ilibmulticall/include -o "$b/tests/copy-loop" libmulticall/examples/copy-loop.c \
   libmulticall/build/libmulticall.a -luring -lpthread
@@ -49,8 +49,9 @@ cp kmod/guest/init "$root/init"
 cp "$b/module/multicall.ko" "$root/"
 want=("$@")
 pick() { [ ${#want[@]} -eq 0 ] && return 0; local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
-cp target/release/syscluster "$root/bin/"
-for lib in $(ldd target/release/syscluster | grep -o '/[^ ]*\.so[^ ]*'); do
+# syscluster execs the full command line, syscluster-cli, beside it.
+cp target/release/syscluster target/release/syscluster-cli "$root/bin/"
+for lib in $(ldd target/release/syscluster target/release/syscluster-cli | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
   mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
 done
 cp "$b/tests/copy-loop" "$root/progs/"
