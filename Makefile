@@ -59,9 +59,11 @@ check-generated:
 test-rust:
 	$(CARGO) test --profile $(PROFILE) --locked --workspace --no-fail-fast
 
+# SC: the syscluster binary of this profile (the runtime's tests run
+# `syscluster verify --run` with it).
 test-c:
 	$(MAKE) -C libmulticall test
-	$(MAKE) -C runtime test
+	SC=$(CURDIR)/$(BIN) $(MAKE) -C runtime test
 
 # libmulticall and the preload library built with ASan and UBSan, their
 # tests run (libmulticall/sanitize.mk, runtime/sanitize.mk).
@@ -84,7 +86,7 @@ test-llvm:
 
 # multicall.ko in a QEMU guest running Debian's stock kernel (docs/KMOD.md).
 test-kmod:
-	$(MAKE) -C kmod test
+	PROFILE=$(PROFILE) $(MAKE) -C kmod test
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -34,7 +34,9 @@ done
 
 # The recorder (kmod-record): syscluster and syscluster-cli with the
 # shared libraries they link, and the copy loop it records, linked statically.
-cargo build --release --locked -q
+# The recorder of the cargo profile `make` used (PROFILE; release alone).
+prof=${PROFILE:-release}
+cargo build --profile "$prof" --locked -q
 gcc -O2 -Wall -Werror -static -Ilibmulticall/include -o "$b/tests/copy-loop" libmulticall/examples/copy-loop.c \
   libmulticall/build/libmulticall.a -luring -lpthread
 
@@ -50,8 +52,8 @@ cp "$b/module/multicall.ko" "$root/"
 want=("$@")
 pick() { [ ${#want[@]} -eq 0 ] && return 0; local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 # syscluster execs the full command line, syscluster-cli, beside it.
-cp target/release/syscluster target/release/syscluster-cli "$root/bin/"
-for lib in $(ldd target/release/syscluster target/release/syscluster-cli | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
+cp "target/$prof/syscluster" "target/$prof/syscluster-cli" "$root/bin/"
+for lib in $(ldd "target/$prof/syscluster" "target/$prof/syscluster-cli" | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
   mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
 done
 cp "$b/tests/copy-loop" "$root/progs/"
