@@ -274,10 +274,28 @@ impl Calibration {
         let Some(c) = Calibration::load(path)? else {
             return Ok(None);
         };
-        if let Some(why) = c.differs(here) {
+        if let Some(why) = c.differs(here).or_else(|| c.older(path)) {
             return Err(CalibrationError::Stale(path.to_path_buf(), why));
         }
         Ok(Some(c))
+    }
+
+    /// What this calibration lacks that this syscluster measures, if
+    /// anything: made by an older one, it would silently give older
+    /// figures (shares of the traced run; the compiler plugin leaving every
+    /// loop alone for want of libmulticall's first-context cost).
+    pub fn older(&self, path: &Path) -> Option<String> {
+        if self.tracers.iter().any(|t| t.backend == "bpf" && t.mode == "events" && t.cpu_per_call_ns.is_none()) {
+            return Some("made by an older syscluster: no CPU cost per recorded call for BPF events".into());
+        }
+        let mc = path.with_file_name("multicall-calibration.json");
+        match std::fs::read(&mc) {
+            Ok(b) if !b.windows(b"\"first_context\"".len()).any(|w| w == b"\"first_context\"") => Some(format!(
+                "{} was made by an older mc-calibrate: no first_context (the compiler plugin needs it)",
+                mc.display()
+            )),
+            _ => None,
+        }
     }
 
     /// What makes this calibration unfit for machine `here`, if anything.
@@ -394,6 +412,38 @@ mod tests {
             e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_calibration_by_an_older_syscluster_is_stale() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("calibration.json");
+        let tracer = |cpu| TracerCost {
+            backend: "bpf".into(),
+            mode: "events".into(),
+            per_call_ns: 900.0,
+            fixed_ns: 0.0,
+            kernel_ns: 300.0,
+            cpu_per_call_ns: cpu,
+            calls: 1000,
+            samples: 3,
+            what: String::new(),
+        };
+        let mut c = cal();
+        c.tracers.push(tracer(None));
+        c.save(&p).unwrap();
+        let here = c.machine.clone();
+        let e = Calibration::load_for(&p, &here).unwrap_err().to_string();
+        assert!(e.starts_with("stale calibration") && e.contains("older syscluster"), "{e}");
+        c.tracers = vec![tracer(Some(120.0))];
+        c.save(&p).unwrap();
+        assert!(Calibration::load_for(&p, &here).unwrap().is_some());
+        let mc = d.path().join("multicall-calibration.json");
+        std::fs::write(&mc, r#"{"format_version": 1, "costs_ns": {"crossing": 150}}"#).unwrap();
+        let e = Calibration::load_for(&p, &here).unwrap_err().to_string();
+        assert!(e.contains("first_context"), "{e}");
+        std::fs::write(&mc, r#"{"format_version": 1, "costs_ns": {"first_context": 120.5}}"#).unwrap();
+        assert!(Calibration::load_for(&p, &here).unwrap().is_some());
     }
 
     #[test]
