@@ -131,7 +131,10 @@ def write_section(d):
         HEAD,
         "",
         f"{m['cpu']}, {m['cpus']} CPUs (KVM guest), Linux {m['kernel']}, ext4; load average {m['loadavg_at_start']:.1f} "
-        f"at the start and {m['loadavg_at_end']:.1f} at the end (the machine is shared by other jobs: it was not idle).",
+        f"at the start and {m['loadavg_at_end']:.1f} at the end ("
+        + ("nothing else running: idle but for this benchmark)."
+           if max(m['loadavg_at_start'], m['loadavg_at_end']) < 2.5
+           else "the machine is shared by other jobs: it was not idle)."),
         f"Command: `{d['command']}` (JSON: bench/results/runtime-timebound.json); the library built from this tree.",
         "",
         f"**Isolated records** (bench/runtime/latency.c): {d['rounds']} records of 16 bytes, one every {d['gap_ms']}–"
