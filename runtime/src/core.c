@@ -322,8 +322,10 @@ static int delegate(struct sc_slot *s, size_t *done)
             atomic_store(&s->flushing, 0);
             return -1;
         }
-        if (!sc_guardian_dead())
+        int pid = G.g_pid;
+        if (pid > 0 && !guardian_gone(pid))
             continue;
+        sc_guardian_lost(); /* reaped; the next deferral starts another */
         /* Gone (killed on its own).  Asked and not taken: ours again.
          * Taken: flush_done is what its finished calls wrote; the call
          * it died in, if any, is lost to both of us (the bound of

@@ -669,25 +669,3 @@ int sc_guardian_lost(void)
     sc_leave();
     return 1;
 }
-
-/* Has the guardian exited (killed on its own)?  Then it is reaped, and
- * the next deferral starts a new one.  The caller may hold a slot lock. */
-int sc_guardian_dead(void)
-{
-    int dead = 0;
-    sc_enter();
-    sc_spin_lock(&G.g_lock);
-    if (atomic_load(&G.g_state) == 1 && G.g_pid > 0) {
-        int st;
-        if (sc_sys4(SYS_wait4, G.g_pid, (long)&st, __WCLONE | WNOHANG, 0) == G.g_pid) {
-            G.g_pid = 0;
-            atomic_store(&G.g_state, 0);
-            dead = 1;
-        }
-    } else {
-        dead = 1;
-    }
-    sc_spin_unlock(&G.g_lock);
-    sc_leave();
-    return dead;
-}

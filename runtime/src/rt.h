@@ -277,7 +277,6 @@ int sc_guardian_start(void) SC_HIDDEN;
 void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
-int sc_guardian_dead(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
