@@ -87,15 +87,11 @@ pub(crate) fn secs(ns: u64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
 }
 
-pub fn run(a: StatArgs) -> Result<i32, Failure> {
-    let runs = a.runs.max(1);
-    let mut times = Vec::new();
-    let mut crossings: Vec<u64> = Vec::new();
-    let mut by_call: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut backend = String::from("none");
-    let mut first_failure: Option<ExitStatus> = None;
-    let opts = RecordOptions {
-        backend: a.ptrace.then_some(Backend::Ptrace),
+/// How `stat` and `verify` count crossings: aggregate mode, nodes by
+/// name, nothing else collected (with ptrace when asked).
+pub(crate) fn counting_options(ptrace: bool) -> RecordOptions {
+    RecordOptions {
+        backend: ptrace.then_some(Backend::Ptrace),
         mode: Mode::Aggregate,
         builder: BuilderOptions {
             node_key: NodeKeyMode::Name,
@@ -105,7 +101,17 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
         },
         callsites: false,
         ..Default::default()
-    };
+    }
+}
+
+pub fn run(a: StatArgs) -> Result<i32, Failure> {
+    let runs = a.runs.max(1);
+    let mut times = Vec::new();
+    let mut crossings: Vec<u64> = Vec::new();
+    let mut by_call: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut backend = String::from("none");
+    let mut first_failure: Option<ExitStatus> = None;
+    let opts = counting_options(a.ptrace);
     for i in 0..runs {
         let t = timed_run(&a.command)?;
         if t.exit != ExitStatus::Code(0) {

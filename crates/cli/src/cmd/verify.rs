@@ -17,11 +17,9 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use syscluster_analysis::BuilderOptions;
-use syscluster_model::profile::NodeKeyMode;
 use syscluster_record::launch::ExitStatus;
 use syscluster_record::ptrace::fault::Fault;
-use syscluster_record::{Backend, Mode, RecordOptions};
+use syscluster_record::RecordOptions;
 
 /// Largest directory verify copies, in bytes and in entries.
 const MAX_COPY_BYTES: u64 = 256 << 20;
@@ -556,19 +554,8 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     }
     let scratch = Scratch::new(a.keep)?;
     let mut runner = Runner { source: source.clone(), scratch, fs_limit, cwd };
-    let opts = RecordOptions {
-        backend: (a.ptrace || !faults.is_empty()).then_some(Backend::Ptrace),
-        mode: Mode::Aggregate,
-        builder: BuilderOptions {
-            node_key: NodeKeyMode::Name,
-            value_profiles: false,
-            io_patterns: false,
-            ..Default::default()
-        },
-        callsites: false,
-        faults: faults.clone(),
-        ..Default::default()
-    };
+    let opts =
+        RecordOptions { faults: faults.clone(), ..super::stat::counting_options(a.ptrace || !faults.is_empty()) };
     let hows: Vec<How> = if !faults.is_empty() {
         vec![How::Recorded(&opts)]
     } else if a.no_count {
