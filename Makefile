@@ -63,13 +63,13 @@ test-rust:
 # `syscluster verify --run` with it).
 test-c:
 	$(MAKE) -C libmulticall test
-	SC=$(CURDIR)/$(BIN) $(MAKE) -C runtime test
+	SC=$(CURDIR)/$(BIN) $(MAKE) -C preload test
 
 # libmulticall and the preload library built with ASan and UBSan, their
-# tests run (libmulticall/sanitize.mk, runtime/sanitize.mk).
+# tests run (libmulticall/sanitize.mk, preload/sanitize.mk).
 test-asan:
 	$(MAKE) -s -C libmulticall test-asan
-	$(MAKE) -s -C runtime test-asan
+	$(MAKE) -s -C preload test-asan
 
 # `make install` into a scratch prefix; the installed copy, away from the
 # source tree, runs `syscluster run` and `syscluster cc`, renders its manual
@@ -96,7 +96,7 @@ bench: build
 clean:
 	$(CARGO) clean
 	$(MAKE) -C libmulticall clean
-	$(MAKE) -C runtime clean
+	$(MAKE) -C preload clean
 	$(MAKE) -C tests/corpus clean
 	$(MAKE) -C llvm clean
 	$(MAKE) -C kmod clean

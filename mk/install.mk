@@ -33,7 +33,7 @@ GEN := build/generated/$(PROFILE)
 .PHONY: install uninstall install-build
 install-build:
 	$(MAKE) -s -C libmulticall
-	$(MAKE) -s -C runtime
+	$(MAKE) -s -C preload
 	$(MAKE) -s -C llvm
 	$(CARGO) build --profile $(PROFILE) --locked
 	$(CARGO) run -q --profile $(PROFILE) --locked -p syscluster-cli --example generate -- man $(GEN)/man
@@ -46,7 +46,7 @@ install: install-build
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/syscluster
 	$(INSTALL) -m 755 $(BIN)-cli $(DESTDIR)$(PKGLIBDIR)/syscluster-cli
-	$(INSTALL) -m 755 runtime/build/libsyscluster-preload.so llvm/build/SysCluster.so $(DESTDIR)$(PKGLIBDIR)/
+	$(INSTALL) -m 755 preload/build/libsyscluster-preload.so llvm/build/SysCluster.so $(DESTDIR)$(PKGLIBDIR)/
 	$(INSTALL) -m 644 llvm/build/libsyscluster-rt.a $(DESTDIR)$(PKGLIBDIR)/
 	ln -sf ../libmulticall.a $(DESTDIR)$(PKGLIBDIR)/libmulticall.a
 	$(INSTALL) -m 644 $(GEN)/man/*.1 $(DESTDIR)$(MANDIR)/man1/

@@ -46,7 +46,7 @@ def runner():
 
 
 def preload_only():
-    lib = os.path.join(ROOT, "runtime/build/libsyscluster-preload.so")
+    lib = os.path.join(ROOT, "preload/build/libsyscluster-preload.so")
     return ["env", f"LD_PRELOAD={lib}", "SYSCLUSTER_COALESCE=4096"]
 
 
@@ -85,11 +85,11 @@ def main():
             write_section(json.load(f))
         return
     sh("make", "-s", "-C", "tests/corpus")
-    sh("make", "-s", "-C", "runtime")
-    sh("cargo", "build", "-q", "--release", "-p", "syscluster-runtime", "--example", "sc-run")
+    sh("make", "-s", "-C", "preload")
+    sh("cargo", "build", "-q", "--release", "-p", "syscluster-supervisor", "--example", "sc-run")
     rt, rt_text = runner()
     # The library built from this tree, whatever `syscluster run` would find.
-    os.environ["SYSCLUSTER_PRELOAD"] = os.path.join(ROOT, "runtime/build/libsyscluster-preload.so")
+    os.environ["SYSCLUSTER_PRELOAD"] = os.path.join(ROOT, "preload/build/libsyscluster-preload.so")
     load = os.getloadavg()[0]
     tmp = tempfile.mkdtemp(prefix="sc-bench-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
     w8 = os.path.join(ROOT, "tests/corpus/bin/write8")

@@ -4,7 +4,7 @@
  * getppid (a system call, for scale) and a read() of /dev/zero through the
  * wrapper while bytes are pending.  Run it plain for the reference.
  *   cc -O2 -o cost bench/runtime/cost.c
- *   env LD_PRELOAD=runtime/build/libsyscluster-preload.so SYSCLUSTER_COALESCE=4096 ./cost FILE
+ *   env LD_PRELOAD=preload/build/libsyscluster-preload.so SYSCLUSTER_COALESCE=4096 ./cost FILE
  * (What starting the library and its guardian costs a process:
  * bench/runtime/timebound.py.) */
 #define _GNU_SOURCE

@@ -47,10 +47,10 @@ def cpu_model():
 def library():
     """The preload library `run` finds in a source tree: the build script's."""
     import glob
-    hits = sorted(glob.glob(os.path.join(ROOT, "target/release/build/syscluster-runtime-*/out/preload/libsyscluster-preload.so")),
+    hits = sorted(glob.glob(os.path.join(ROOT, "target/release/build/syscluster-supervisor-*/out/preload/libsyscluster-preload.so")),
                   key=os.path.getmtime)
     if not hits:
-        sys.exit("startup: no libsyscluster-preload.so: run `cargo build --release` or `make -C runtime`")
+        sys.exit("startup: no libsyscluster-preload.so: run `cargo build --release` or `make -C preload`")
     return hits[-1]
 
 

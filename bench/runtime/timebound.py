@@ -15,7 +15,7 @@ guardian start (issue 9)" section of docs/BENCHMARKS.md.
    page again afterwards; plain and under the library.
 3. What the library costs a process that does nothing (`true`): CPU time,
    user + system, of the process and its guardian, plain and preloaded.
-The library is the one built from this tree (runtime/build)."""
+The library is the one built from this tree (preload/build)."""
 import argparse
 import json
 import os
@@ -30,7 +30,7 @@ import doc_section  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HEAD = "## Runtime time bound and guardian start (issue 9)"
-LIB = os.path.join(ROOT, "runtime/build/libsyscluster-preload.so")
+LIB = os.path.join(ROOT, "preload/build/libsyscluster-preload.so")
 
 
 def pct(xs, p):
@@ -62,7 +62,7 @@ def main():
         with open(os.path.join(ROOT, "bench/results/runtime-timebound.json")) as f:
             write_section(json.load(f))
         return
-    subprocess.run(["make", "-s", "-C", "runtime"], check=True, cwd=ROOT)
+    subprocess.run(["make", "-s", "-C", "preload"], check=True, cwd=ROOT)
     cli = os.path.join(ROOT, "target/release/syscluster")
     if not os.path.exists(cli):  # (the library is this tree's in any case: SYSCLUSTER_PRELOAD)
         subprocess.run(["cargo", "build", "-q", "--release", "--locked", "--bin", "syscluster"], check=True, cwd=ROOT)

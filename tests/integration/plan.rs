@@ -4,7 +4,7 @@
 //! it promises (counted with `syscluster stat`, exactly where the program is
 //! deterministic); inapplicable clusters are reported and left alone; stale,
 //! invalid and foreign plans are refused before the program runs.
-//! runtime/test (planned.c) checks the semantics in depth: EFAULT, ENOSPC,
+//! preload/test (planned.c) checks the semantics in depth: EFAULT, ENOSPC,
 //! fork/vfork/threads, every way to observe a pending offset.
 
 use crate::util::*;

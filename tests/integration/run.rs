@@ -1,5 +1,5 @@
 //! `syscluster run` and `syscluster stat` through the command line (the
-//! runtime's own tests in crates/runtime and runtime/test cover the
+//! runtime's own tests in crates/supervisor and preload/test cover the
 //! semantics in depth).
 
 use crate::util::*;

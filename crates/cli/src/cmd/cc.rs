@@ -72,7 +72,7 @@ pub fn run(a: CcArgs) -> Result<i32, Failure> {
         .args(&args)
         .status()
         .map_err(|e| Failure::new(format!("cc: cannot run {}: {e}", clang.to_string_lossy())))?;
-    Ok(syscluster_runtime::shell_code(status))
+    Ok(syscluster_supervisor::shell_code(status))
 }
 
 fn cat(a: &str, b: &OsStr) -> OsString {

@@ -2,7 +2,7 @@
 
 use crate::flags::RunArgs;
 use crate::Failure;
-use syscluster_runtime::{run as run_program, shell_code, RunOptions, DEFAULT_THRESHOLD};
+use syscluster_supervisor::{run as run_program, shell_code, RunOptions, DEFAULT_THRESHOLD};
 
 pub fn run(a: RunArgs) -> Result<i32, Failure> {
     // Without a plan, coalescing is the default; with one, only if asked.

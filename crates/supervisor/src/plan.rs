@@ -26,7 +26,7 @@ use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 pub const SPEC_HEADER: &str = "syscluster-plan/1";
 
 /// The sites and modules the library holds (`MAX_SITES`, `MAX_MODULES` in
-/// `runtime/src/plan.c`).
+/// `preload/src/plan.c`).
 pub const MAX_SITES: usize = 512;
 pub const MAX_MODULES: usize = 64;
 /// The longest `$SYSCLUSTER_PLAN` the kernel passes: one environment string

@@ -1,5 +1,5 @@
 //! `syscluster run`: runs an unmodified, dynamically linked program under
-//! the runtime (`runtime/`, an `LD_PRELOAD` library) that coalesces its
+//! the runtime (`preload/`, an `LD_PRELOAD` library) that coalesces its
 //! short writes to regular files, and exits with the program's status.
 //!
 //! The library does the work inside the program (and inside every program

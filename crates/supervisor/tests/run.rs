@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::Once;
-use syscluster_runtime::{check_program, find_library, run, Interposable, RunOptions};
+use syscluster_supervisor::{check_program, find_library, run, Interposable, RunOptions};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -22,7 +22,7 @@ fn build() {
         let r = root();
         for (dir, target) in [
             ("tests/corpus", vec![]),
-            ("runtime", vec!["build/test/ackwriter", "build/test/tailer", "build/test/semantics", "build/test/enospc"]),
+            ("preload", vec!["build/test/ackwriter", "build/test/tailer", "build/test/semantics", "build/test/enospc"]),
         ] {
             let ok = Command::new("make").arg("-s").arg("-C").arg(r.join(dir)).args(target).status().unwrap().success();
             assert!(ok, "make -C {dir} failed");
@@ -37,7 +37,7 @@ fn corpus(name: &str) -> String {
 
 fn testbin(name: &str) -> String {
     build();
-    root().join("runtime/build/test").join(name).display().to_string()
+    root().join("preload/build/test").join(name).display().to_string()
 }
 
 fn opts() -> RunOptions {
@@ -304,10 +304,10 @@ fn static_and_setuid_programs_are_reported_and_run_unchanged() {
     let script = t.path().join("script");
     fs::write(&script, format!("#!{}\n", bin.display())).unwrap();
     assert!(matches!(check_program(&script), Interposable::No(_)));
-    // Through a chain of scripts as deep as the kernel follows; runtime/test/run.sh
+    // Through a chain of scripts as deep as the kernel follows; preload/test/run.sh
     // checks that the library's exec wrappers reach the same verdict.
     let mut prev = bin.clone();
-    for depth in 1..=syscluster_runtime::MAX_SCRIPT_DEPTH {
+    for depth in 1..=syscluster_supervisor::MAX_SCRIPT_DEPTH {
         let s = t.path().join(format!("chain{depth}"));
         fs::write(&s, format!("#!{}\n", prev.display())).unwrap();
         fs::set_permissions(&s, fs::Permissions::from_mode(0o755)).unwrap();

@@ -1,6 +1,6 @@
 # The preload library under AddressSanitizer and UndefinedBehaviorSanitizer
 # (included by the Makefile):
-#   make -C runtime test-asan
+#   make -C preload test-asan
 # builds $(O)/asan/libsyscluster-preload.so with -fsanitize=address,undefined
 # (CC carries the flags, so the link has them too) and runs test/asan.sh:
 # the plain test programs under LD_PRELOAD="libasan.so:<that library>" —

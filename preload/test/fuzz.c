@@ -3,7 +3,7 @@
  * fork/close over a few files shared by several descriptors; it prints
  * every call and what it returned (results, offsets, sizes, bytes read).
  * Run plain and under the runtime, the output and every file must be the
- * same byte for byte (runtime/test/fuzz.sh compares them).
+ * same byte for byte (preload/test/fuzz.sh compares them).
  *   fuzz DIR SEED [OPS]      OPS calls (default 400) on DIR/f0..f2 */
 #include <errno.h>
 #include <fcntl.h>

@@ -1537,7 +1537,7 @@ __attribute__((constructor(101))) static void sc_init(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atomic_store(&G.mode, SC_ACTIVE);
 #ifdef SC_TEST_NO_GUARDIAN
-    /* A test build only (runtime/Makefile: build/test/libsyscluster-preload-noguardian.so):
+    /* A test build only (preload/Makefile: build/test/libsyscluster-preload-noguardian.so):
      * the control that shows SIGKILL loses records without a guardian. */
     if (sc_region_create() == 0)
         atomic_store(&G.g_state, 1);

@@ -7,7 +7,7 @@
  * pending bytes through the wrappers of the calls that observe a file.
  *
  * Whether an object is process-shared is read from glibc's public layouts
- * (checked on glibc 2.36, x86-64; the test runtime/test/observer.c fails
+ * (checked on glibc 2.36, x86-64; the test preload/test/observer.c fails
  * if they change):
  *   sem_t              the int after the 64-bit value (struct new_sem's
  *                      `private`): 0 private, FUTEX_PRIVATE_FLAG (128) shared

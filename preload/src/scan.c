@@ -344,7 +344,7 @@ static long rd(int fd, void *buf, size_t n, off_t at)
 
 /* How many `#!` scripts can lead to a program: the kernel follows five
  * (a sixth gives ELOOP).  The supervisor follows as many
- * (crates/runtime/src/program.rs, MAX_SCRIPT_DEPTH). */
+ * (crates/supervisor/src/program.rs, MAX_SCRIPT_DEPTH). */
 #define SC_MAX_SCRIPT_DEPTH 5
 
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len)

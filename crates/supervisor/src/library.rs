@@ -12,8 +12,8 @@ pub const LIBRARY_NAME: &str = "libsyscluster-preload.so";
 /// 2. `$SYSCLUSTER_PRELOAD`;
 /// 3. installed next to the running executable: `BIN/../lib/syscluster/`
 ///    then `BIN/` itself;
-/// 4. the copy this crate's build script built (`OUT_DIR`), then
-///    `runtime/build/` of the source tree it was built from.
+/// 4. the one this crate's build script built: `preload/build/` of the
+///    source tree it was built from.
 ///
 /// Each candidate must exist; the first that does is returned.
 pub fn find_library(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
@@ -34,7 +34,6 @@ pub fn find_library(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
         candidates.push(dir.join(LIBRARY_NAME));
     }
     candidates.push(PathBuf::from(env!("SYSCLUSTER_PRELOAD_BUILT")));
-    candidates.push(Path::new(env!("SYSCLUSTER_SOURCE_ROOT")).join("runtime/build").join(LIBRARY_NAME));
     for c in candidates {
         if c.is_file() {
             // LD_PRELOAD takes absolute paths best (the program may chdir).
@@ -43,7 +42,7 @@ pub fn find_library(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
         tried.push(c.display().to_string());
     }
     Err(RunError::Library(format!(
-        "cannot find the runtime library {LIBRARY_NAME} (tried {}); build it with `make -C runtime` or set SYSCLUSTER_PRELOAD",
+        "cannot find the runtime library {LIBRARY_NAME} (tried {}); build it with `make -C preload` or set SYSCLUSTER_PRELOAD",
         tried.join(", ")
     )))
 }

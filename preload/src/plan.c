@@ -1,6 +1,6 @@
 /* Plans: the clusters `syscluster run --plan` applies at code locations
  * (docs/RUNTIME.md, "Plans").  The supervisor checks the plan and passes
- * the sites to apply in $SYSCLUSTER_PLAN (format: crates/runtime/src/plan.rs);
+ * the sites to apply in $SYSCLUSTER_PLAN (format: crates/supervisor/src/plan.rs);
  * here each site -- (module, file offset of a return address) -- becomes an
  * absolute return address, at start and whenever code is loaded or
  * unloaded, and the wrappers look their caller up in the sorted table.
@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The supervisor keeps plans within these (crates/runtime/src/plan.rs). */
+/* The supervisor keeps plans within these (crates/supervisor/src/plan.rs). */
 #define MAX_MODULES 64
 #define MAX_SITES 512
 

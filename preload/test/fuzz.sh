@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The differential fuzzer's driver: runs runtime/test/fuzz.c for each seed
+# The differential fuzzer's driver: runs preload/test/fuzz.c for each seed
 # plain and under the runtime (LD_PRELOAD with SYSCLUSTER_COALESCE, as
 # run.sh does) and compares the output and every file byte for byte.
 #   fuzz.sh LIB FUZZBIN FIRST_SEED COUNT [OPS]

@@ -4,7 +4,7 @@
 //! Without --coalesce-writes the command runs without the runtime.
 
 use std::ffi::OsString;
-use syscluster_runtime::{run, shell_code, RunOptions};
+use syscluster_supervisor::{run, shell_code, RunOptions};
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -16,7 +16,7 @@ fn main() {
             argv.extend(args.by_ref());
             break;
         } else if s == "--coalesce-writes" {
-            opts.coalesce_writes = Some(syscluster_runtime::DEFAULT_THRESHOLD);
+            opts.coalesce_writes = Some(syscluster_supervisor::DEFAULT_THRESHOLD);
         } else if let Some(n) = s.strip_prefix("--coalesce-writes=") {
             opts.coalesce_writes = Some(n.parse().unwrap_or_else(|_| fail(&format!("bad size: {n}"))));
         } else if s == "--flush-interval" {
