@@ -107,7 +107,7 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
 
 /* ---- fork, vfork, spawn, clone ------------------------------------------ */
 
-/* glibc's fork() runs our pthread_atfork handlers (core.c); _Fork does not. */
+/* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
 {
     if (!sc_live())
