@@ -17,12 +17,20 @@ struct Entry {
 struct Table {
   StringMap<Entry> ByName;
   DenseMap<long, StringRef> ByNr;
+  StringMap<long> Wrapper; // glibc function -> the system call it issues
   Table() {
 #define SC_SYSCALL(NR, NAME, NARGS)                                            \
   ByName[NAME] = {NR, NARGS};                                                  \
   ByNr[NR] = NAME;
+#define SC_WRAPPER(FN, NR)
 #include "Syscalls.def"
 #undef SC_SYSCALL
+#undef SC_WRAPPER
+#define SC_SYSCALL(NR, NAME, NARGS)
+#define SC_WRAPPER(FN, NR) Wrapper[FN] = NR;
+#include "Syscalls.def"
+#undef SC_SYSCALL
+#undef SC_WRAPPER
   }
 };
 } // namespace
@@ -65,6 +73,9 @@ std::optional<SyscallSite> recognizeSyscall(CallBase &CB) {
     return std::nullopt;
   S.Name = Base.str();
   S.Nr = It->second.Nr;
+  auto W = T.Wrapper.find(Name);
+  S.Direct = !S.Fortified && W != T.Wrapper.end() && W->second == S.Nr && !F->isVarArg() &&
+             CB.arg_size() == It->second.Args;
   return S;
 }
 

@@ -22,6 +22,11 @@ struct SyscallSite {
   long Nr = -1;
   unsigned FirstArg = 0; // 1 for syscall(2): its arguments follow the number
   bool Fortified = false;
+  /// The callee is a glibc function that issues exactly this system call
+  /// with the same arguments (data/syscall_properties.tsv's libc column
+  /// lists it under this call, and the call passes the kernel's number of
+  /// arguments): the pass may run the system call in its place.
+  bool Direct = false;
 };
 
 std::optional<SyscallSite> recognizeSyscall(llvm::CallBase &CB);
