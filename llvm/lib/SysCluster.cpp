@@ -1095,8 +1095,12 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
           continue;
         }
       }
-      if (I.isDebugOrPseudoInst() || isa<PHINode>(I))
+      if (I.isDebugOrPseudoInst())
         continue;
+      if (isa<PHINode>(I)) { // a later block's (single-entry) phi: stays, as pure code
+        Pure.insert(&I);
+        continue;
+      }
       if (I.isLifetimeStartOrEnd())
         return Refusal{"safety", "a buffer's lifetime starts or ends between the calls (" + describe(&I) + ")"};
       if (auto *LI = dyn_cast<LoadInst>(&I); LI && LI->isSimple()) {
