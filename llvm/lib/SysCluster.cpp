@@ -296,6 +296,7 @@ private:
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
+  std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks);
@@ -803,6 +804,29 @@ const Calibration *ClusterPass::calibration() {
   return Cal ? &*Cal : nullptr;
 }
 
+/// Nanoseconds as the remarks show them ("2.5 us").
+std::string us(double Ns) {
+  std::string S;
+  raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
+  return S;
+}
+
+/// Where every gain decision starts: with -syscluster-assume-gain, no
+/// calibration (C stays null) and Estimate says why; else the host's
+/// calibration, or a refusal when it cannot be read.
+std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate) {
+  if (AssumeGain) {
+    Estimate = ("compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel module, where "
+                "the " + Unit + " is one crossing)").str();
+    return std::nullopt;
+  }
+  C = calibration();
+  if (!C)
+    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
+                                        "), so whether the multi-call is faster is unknown"};
+  return std::nullopt;
+}
+
 /// Never a slower program (issue 12, Must 7): the looped multi-call pays
 /// once for the program's first context and the probes of the copy's
 /// descriptors, and gains a little per block.  The calibration gives both;
@@ -811,21 +835,12 @@ const Calibration *ClusterPass::calibration() {
 /// and a sentence on the estimate.
 std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
                                               std::string &Estimate) {
-  if (AssumeGain) {
-    MinBlocks = 0;
-    Estimate = "compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel "
-               "module, where the loop is one crossing)";
-    return std::nullopt;
-  }
-  const Calibration *C = calibration();
+  MinBlocks = 0;
+  const Calibration *C = nullptr;
+  if (auto Why = gainCalibration("loop", C, Estimate))
+    return Why;
   if (!C)
-    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
-                                        "), so whether the multi-call is faster is unknown"};
-  auto us = [](double Ns) {
-    std::string S;
-    raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
-    return S;
-  };
+    return std::nullopt;
   uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
   double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
@@ -1164,16 +1179,12 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
 /// first context.
 std::optional<Refusal> ClusterPass::checkRegionGain(const RegionShape &Shape, uint64_t Runs,
                                                     unsigned long &MinRuns, std::string &Estimate) {
-  if (AssumeGain) {
-    MinRuns = 0;
-    Estimate = "compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel module, where "
-               "the region is one crossing)";
-    return std::nullopt;
-  }
-  const Calibration *C = calibration();
+  MinRuns = 0;
+  const Calibration *C = nullptr;
+  if (auto Why = gainCalibration("region", C, Estimate))
+    return Why;
   if (!C)
-    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
-                                        "), so whether the multi-call is faster is unknown"};
+    return std::nullopt;
   std::string Calls;
   for (const SyscallSite &S : Shape.Calls)
     Calls += (Calls.empty() ? "" : ", ") + S.Name;
@@ -1188,11 +1199,6 @@ std::optional<Refusal> ClusterPass::checkRegionGain(const RegionShape &Shape, ui
                                   (Fewest.first ? "from " + Twine(Fewest.first).str() + " calls"
                                                 : std::string("on no descriptor")) +
                                   " on this host (" + C->Path + "); the region has " + Twine(N).str()};
-  auto us = [](double Ns) {
-    std::string S;
-    raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
-    return S;
-  };
   double Save = (N - 1) * C->CrossingNs;
   MinRuns = (unsigned long)std::ceil(C->FirstContextNs / Save);
   std::string Basis = Twine(Runs).str() + " runs in the profile x at most " + us(Save) + " saved (" +
