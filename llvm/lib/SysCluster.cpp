@@ -151,30 +151,42 @@ const Value *throughLossless(const Value *V, uint64_t Max, bool Positive) {
   }
 }
 
-/// Whether Br continues to Body exactly when Result > 0, where Result is
-/// the value of a read whose count is Max (so it lies in [-1, Max]).
-bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
-                            const Value *Result, uint64_t Max) {
+/// The test of a conditional branch Br as "V P C" that holds exactly when
+/// Br goes to To (V the compared value, C an integer constant); nothing for
+/// another branch.
+struct BranchTest {
+  const Value *V;
+  CmpInst::Predicate P;
+  const ConstantInt *C;
+};
+std::optional<BranchTest> testTowards(const BranchInst *Br, const BasicBlock *To) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
-    return false;
+    return std::nullopt;
   auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
-  if (!Cmp)
-    return false;
+  if (!Cmp || (Br->getSuccessor(0) != To && Br->getSuccessor(1) != To))
+    return std::nullopt;
   CmpInst::Predicate P = Cmp->getPredicate();
   const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
   if (isa<ConstantInt>(L)) {
     std::swap(L, R);
     P = CmpInst::getSwappedPredicate(P);
   }
-  if (Br->getSuccessor(0) != Body) {
-    if (Br->getSuccessor(1) != Body)
-      return false;
+  if (Br->getSuccessor(0) != To)
     P = CmpInst::getInversePredicate(P);
-  }
   auto *C = dyn_cast<ConstantInt>(R);
-  if (!C || throughLossless(L, Max, false) != Result)
+  if (!C)
+    return std::nullopt;
+  return BranchTest{L, P, C};
+}
+
+/// Whether Br continues to Body exactly when Result > 0, where Result is
+/// the value of a read whose count is Max (so it lies in [-1, Max]).
+bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
+                            const Value *Result, uint64_t Max) {
+  auto T = testTowards(Br, Body);
+  if (!T || throughLossless(T->V, Max, false) != Result)
     return false;
-  return (P == CmpInst::ICMP_SGT && C->isZero()) || (P == CmpInst::ICMP_SGE && C->isOne());
+  return (T->P == CmpInst::ICMP_SGT && T->C->isZero()) || (T->P == CmpInst::ICMP_SGE && T->C->isOne());
 }
 
 /// A call that never returns (exit, abort, err, __assert_fail, ...).
@@ -208,25 +220,15 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
-  if (NextIdx == 2 || !doesNotReturn(Br->getSuccessor(1 - NextIdx)))
+  if (NextIdx == 2)
     return false;
-  auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
-  if (!Cmp)
-    return false;
-  CmpInst::Predicate P = Cmp->getPredicate();
-  const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
-  if (isa<ConstantInt>(L)) {
-    std::swap(L, R);
-    P = CmpInst::getSwappedPredicate(P);
-  }
-  if (NextIdx == 0) // the handler is on the false side
-    P = CmpInst::getInversePredicate(P);
-  auto *C = dyn_cast<ConstantInt>(R);
-  if (!C || throughLossless(L, maxResult(X), false) != X.Call)
+  const BasicBlock *Handler = Br->getSuccessor(1 - NextIdx);
+  auto T = testTowards(Br, Handler);
+  if (!T || !doesNotReturn(Handler) || throughLossless(T->V, maxResult(X), false) != X.Call)
     return false;
   // Taken iff the result is negative: libc's results are -1 or >= 0.
-  return (P == CmpInst::ICMP_SLT && C->isZero()) || (P == CmpInst::ICMP_SLE && C->isMinusOne()) ||
-         (P == CmpInst::ICMP_EQ && C->isMinusOne());
+  return (T->P == CmpInst::ICMP_SLT && T->C->isZero()) || (T->P == CmpInst::ICMP_SLE && T->C->isMinusOne()) ||
+         (T->P == CmpInst::ICMP_EQ && T->C->isMinusOne());
 }
 
 /// Whether V is the address of errno (or within it): libc's wrappers write
