@@ -8,7 +8,12 @@
 //    says which fails;
 //  - replaces the rotated copy loop (§3.3.3: write followed by read in one
 //    block, looping while read returns > 0) by a looped multi-call (§3.4)
-//    when it proves that nothing observable changes.
+//    when it proves that nothing observable changes;
+//  - grows straight-line regions over the clusterable edges, heaviest
+//    first (fig. 6), error checks to handlers that do not return made
+//    checked calls (§3.3.2), and replaces each by one mc_run with result
+//    references (fig. 7) when it proves the replacement and the
+//    calibration says it gains.
 // Anything else stays as it was, with a remark saying why.
 //
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Execution test of the compiler plugin (issue 12): the copy program of seed
+# Execution test of the compiler plugin (issue 12). Last, check_region
+# (below) does the same for straight-line regions (region_report.c).
+# The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
 # read's result, errno, both offsets and the buffer printed) built by
 # clang-19 alone and by `syscluster cc` with a plan recorded from a real run
