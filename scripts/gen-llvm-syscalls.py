@@ -7,16 +7,19 @@ plugin holds no list of its own.
 
 Each line is SC_SYSCALL(nr, "name", nargs): a call to the libc function of
 that name is the system call (the wrapper names libc gives most calls).
-SC_WRAPPER("function", nr) says that glibc's function issues system call nr
-(the properties' libc column, fortified forms left out): the pass replaces
-a call by the system call itself only where the function is listed for it
-under the kernel's own name, so that `fstat` (which issues newfstatat with
-other arguments) or `select` (pselect6) is never turned into a call of
-another shape.
-Fortified forms (__NAME_chk) and syscall(2) are recognised by the plugin
-from these names.  Calls whose libc wrapper has another name (pread64 is
-libc's pread, newfstatat its fstatat, ...) are matched only by their kernel
-name until data/ carries the wrapper names (the syscall-table work).
+SC_WRAPPER("function", nr, direct) says that glibc's function issues system
+call nr (the properties' libc column; fortified forms are recognised from
+their base name): the pass names a call by the system call it issues, as
+the recorder does (`fstat` is newfstatat, `pread` pread64).  direct is 1
+when the pass may issue the system call in the function's place: the
+function is named as the call (or differs by a "64"), so that it passes
+the same arguments and returns the kernel's result (-1 and errno for
+-errno), the call has a class in the properties or writes no user memory
+(output none: the I/O, clock and id calls, lseek, fsync; brk, getcwd or
+sched_getaffinity, whose wrappers change the result, are neither) and no
+multi-call refuses it.  `fstat` (newfstatat with other
+arguments), `select` (pselect6) or `pselect` (whose sixth argument is not
+the kernel's) are never run as another call.
 """
 import os
 import sys
@@ -45,8 +48,11 @@ def main(argv):
     lists = importlib.import_module("gen-syscall-lists")
     for r in lists.read_props(lists.read_numbers()):
         for fn, fortified, _size in r["libc"]:
-            if not fortified:
-                out.append('SC_WRAPPER("%s", %d)' % (fn, r["nr"]))
+            if fortified:
+                continue
+            same_name = fn in (r["name"], r["name"] + "64") or fn + "64" == r["name"]
+            direct = same_name and (bool(r["class"]) or r["output"] == "none") and r["multicall"] == "-"
+            out.append('SC_WRAPPER("%s", %d, %d)' % (fn, r["nr"], int(direct)))
     with open(argv[2], "w") as f:
         f.write("\n".join(out) + "\n")
     return 0

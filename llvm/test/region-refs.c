@@ -10,7 +10,7 @@
 // RUN: %make-plan %s --calls read,write --shape sequence > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-assume-gain %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-assume-gain -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
-// RUN: %make-plan %s --calls fstat,read --shape sequence > %t.fstat
+// RUN: %make-plan %s --calls newfstatat,read --shape sequence > %t.fstat
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.fstat -mllvm -syscluster-assume-gain %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=FSTAT
 #include <err.h>
 #include <sys/stat.h>
@@ -43,11 +43,11 @@ long unchecked(int in, int out, char *buf)
 
 long stat_read(int fd, struct stat *st, char *buf)
 {
-    if (fstat(fd, st) < 0)          // sc: fstat stat_read
+    if (fstat(fd, st) < 0)          // sc: newfstatat stat_read
         err(1, "fstat");
     return read(fd, buf, 512);      // sc: read stat_read
 }
-// FSTAT: remark: plan cluster #3 (copy-offload): the region fstat at region-refs.c:46 -> read at region-refs.c:48 is left as it is: IR not understood: call to fstat at region-refs.c:46 is not a libc wrapper that issues fstat with the same arguments
+// FSTAT: remark: plan cluster #3 (copy-offload): the region newfstatat at region-refs.c:46 -> read at region-refs.c:48 is left as it is: IR not understood: call to fstat at region-refs.c:46 is not a libc wrapper that issues newfstatat with the same arguments
 
 long seek_read(int fd, char *buf)
 {
