@@ -9,14 +9,15 @@
 //! `syscluster run --plan` and the compiler plugin consume.
 
 pub mod advice;
-pub mod calibration;
 pub mod cost;
 pub mod facts;
 pub mod host;
-pub mod measure;
 pub mod plan;
 pub mod rules;
 pub mod text;
+
+/// The calibration format lives in the model (`syscluster calibrate` writes it).
+pub use syscluster_model::calibration;
 
 pub use advice::{Advice, Recommendation, ADVICE_VERSION};
 pub use calibration::Calibration;

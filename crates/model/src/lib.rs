@@ -1,6 +1,7 @@
 //! The data of syscluster: the system call table, the events recorders
 //! produce, and the versioned profile format.
 
+pub mod calibration;
 pub mod elf;
 pub mod errno;
 pub mod event;

@@ -2,13 +2,13 @@
 //! median over `samples` batches of calls timed together (the minimum is
 //! kept too), so that one descheduling does not move it.
 
-use crate::calibration::{Calibration, CallCost, Crossing, Machine, MulticallFigures, CALIBRATION_VERSION};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use syscluster_model::calibration::{Calibration, CallCost, Crossing, Machine, MulticallFigures, CALIBRATION_VERSION};
 
 #[derive(Clone, Debug)]
 pub struct MeasureOptions {
