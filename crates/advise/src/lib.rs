@@ -11,7 +11,6 @@
 pub mod advice;
 pub mod cost;
 pub mod facts;
-pub mod host;
 pub mod plan;
 pub mod rules;
 pub mod text;
@@ -26,15 +25,19 @@ pub use facts::AdviseOptions;
 
 use advice::{ProfileSummary, Saving};
 use std::collections::BTreeSet;
+use syscluster_model::host::Host;
 use syscluster_model::Profile;
 
 /// Writes under this size are short (seed 001; the profile's I/O classes
 /// use the same bound).
 pub const SMALL_WRITE: u64 = 512;
 
-/// Analyses a profile and returns the ranked recommendations.
-pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
-    let mut f = facts::Facts::new(p, opts.clone());
+/// Analyses a profile and returns the ranked recommendations for `host`.
+/// Pure: everything it knows comes from its arguments (it reads no file and
+/// asks the kernel nothing), so the same profile, calibration and host give
+/// the same advice on any machine.
+pub fn advise(p: &Profile, cost: &CostModel, host: &Host, opts: &AdviseOptions) -> Advice {
+    let mut f = facts::Facts::new(p, host, opts.clone());
     f.multicall = cost.multicall();
     let mut sequences = Vec::new();
     for s in &p.sequences.loops {

@@ -2,6 +2,7 @@
 //! timed on a loop of cheap calls, recorded and not.
 
 use syscluster_model::calibration;
+use syscluster_record::{Backend, Mode, RecordOptions};
 
 /// A loop of cheap calls (`dd bs=1`: a read of /dev/zero and a write to
 /// /dev/null per byte), `blocks` times round.
@@ -31,10 +32,7 @@ fn untraced_ns(argv: &[std::ffi::OsString]) -> Option<(f64, f64)> {
 /// One recorded run of `argv`: (recorded duration, calls, kernel time of
 /// one write to /dev/null, CPU time of the program or NaN), ns. That write does a few ns of work of its
 /// own: the kernel time it shows is the recorder's.
-fn traced(
-    argv: &[std::ffi::OsString],
-    opts: &syscluster_record::RecordOptions,
-) -> Result<(f64, f64, f64, f64), String> {
+fn traced(argv: &[std::ffi::OsString], opts: &RecordOptions) -> Result<(f64, f64, f64, f64), String> {
     let r = syscluster_record::record(argv, opts).map_err(|e| e.to_string())?;
     if r.exit.shell_code() != 0 {
         return Err(format!("{} failed under the recorder", argv[0].to_string_lossy()));
@@ -49,98 +47,63 @@ fn traced(
     Ok((p.meta.duration_ns as f64, p.meta.total_calls as f64, null_write, p.meta.cpu_ns.map_or(f64::NAN, |c| c as f64)))
 }
 
-/// What each recorder (BPF events, BPF aggregate, ptrace) costs per
-/// recorded call and per run: the same loop of cheap calls at two lengths,
-/// recorded and not; the differences between the lengths take out what
-/// starting a program costs, the least disturbed of `samples` runs counts.
-/// A recorder that cannot run here is left out (its profiles' shares are
-/// then of the traced run, and advise says so).
-pub fn measure_tracers(samples: u32, progress: &mut dyn FnMut(&str)) -> Vec<calibration::TracerCost> {
-    use syscluster_record::{Backend, Mode, RecordOptions};
-    let samples = samples.clamp(1, 3);
-    let mut out = Vec::new();
-    let setups = [
-        (Backend::Bpf, Mode::Events, 100_000u64),
-        (Backend::Bpf, Mode::Aggregate, 100_000),
-        (Backend::Ptrace, Mode::Events, 10_000),
-    ];
-    for (backend, mode, n) in setups {
-        let opts = RecordOptions { backend: Some(backend), mode, ..Default::default() };
-        let (short, long) = (dd_loop(n), dd_loop(2 * n));
-        let mut best = [f64::MAX; 4]; // traced short, traced long, untraced short, untraced long
-                                      // The same, CPU time (user + system) of the program.
-        let mut cpu = [f64::MAX; 4];
-        let (mut calls, mut kernel) = ((0.0, 0.0), f64::MAX);
-        let mut failed = None;
-        for _ in 0..samples {
-            match (traced(&short, &opts), traced(&long, &opts)) {
-                (Ok(a), Ok(b)) => {
-                    if a.0 < best[0] {
-                        best[0] = a.0;
-                    }
-                    if b.0 < best[1] {
-                        best[1] = b.0;
-                    }
-                    calls = (a.1, b.1);
-                    cpu[0] = cpu[0].min(a.3);
-                    cpu[1] = cpu[1].min(b.3);
-                    kernel = kernel.min(a.2).min(b.2);
-                }
-                (Err(e), _) | (_, Err(e)) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-            let (s, l) = (untraced_ns(&short), untraced_ns(&long));
-            best[2] = best[2].min(s.map_or(f64::MAX, |t| t.0));
-            best[3] = best[3].min(l.map_or(f64::MAX, |t| t.0));
-            cpu[2] = cpu[2].min(s.map_or(f64::MAX, |t| t.1));
-            cpu[3] = cpu[3].min(l.map_or(f64::MAX, |t| t.1));
-        }
-        let name = match backend {
-            Backend::Bpf => format!("bpf/{}", mode.as_str()),
-            Backend::Ptrace => "ptrace".to_string(),
-        };
-        if let Some(e) = failed {
-            progress(&format!("recorder {name}: not measured ({e})"));
-            continue;
-        }
-        let extra = calls.1 - calls.0;
-        if extra <= 0.0 || best[3] == f64::MAX || best[2] == f64::MAX {
-            progress(&format!("recorder {name}: not measured (dd did not run)"));
-            continue;
-        }
-        let per_call_untraced = ((best[3] - best[2]) / extra).max(0.0);
-        let per_call = ((best[1] - best[0]) / extra - per_call_untraced).max(0.0);
-        let fixed = (best[0] - best[2] - per_call * calls.0).max(0.0);
-        // f64::min ignores NaN: a CPU time not measured leaves MAX.
-        let cpu_per_call =
-            cpu.iter().all(|&c| c < f64::MAX).then(|| (((cpu[1] - cpu[0]) - (cpu[3] - cpu[2])) / extra).max(0.0));
-        // What the recorder adds between a call's timestamps: the kernel
-        // time of a write to /dev/null (a few ns of its own work).
-        let kernel_ns = if kernel == f64::MAX { 0.0 } else { kernel.min(per_call) };
-        let meta_mode = match backend {
-            Backend::Bpf => mode.as_str(),
-            Backend::Ptrace => "trace",
-        };
-        progress(&format!(
-            "recorder {name}: {per_call:.0} ns per recorded call ({kernel_ns:.0} ns of it inside the call), {:.1} ms per run",
-            fixed / 1e6
-        ));
-        out.push(calibration::TracerCost {
-            backend: backend.as_str().into(),
-            mode: meta_mode.into(),
-            per_call_ns: per_call,
-            fixed_ns: fixed,
-            kernel_ns,
-            cpu_per_call_ns: cpu_per_call,
-            calls: calls.1 as u64,
-            samples,
-            what: format!(
-                "dd bs=1 count={n} and count={} (read of /dev/zero, write to /dev/null), recorded and not; differences between the two lengths, least disturbed of {samples} runs; inside the call: the kernel time of the write to /dev/null",
-                2 * n
-            ),
-        });
+/// What one recorder (`backend` in `mode`) costs per recorded call and per
+/// run: the same loop of cheap calls at two lengths (`blocks` and twice
+/// that), recorded and not; the differences between the lengths take out
+/// what starting a program costs, the least disturbed of `samples` runs
+/// counts. `Err` says why the recorder cannot run here (its profiles'
+/// shares are then of the traced run, and advise says so).
+pub fn measure(backend: Backend, mode: Mode, blocks: u64, samples: u32) -> Result<calibration::TracerCost, String> {
+    let n = blocks;
+    let opts = RecordOptions { backend: Some(backend), mode, ..Default::default() };
+    let (short, long) = (dd_loop(n), dd_loop(2 * n));
+    let mut best = [f64::MAX; 4]; // traced short, traced long, untraced short, untraced long
+                                  // The same, CPU time (user + system) of the program.
+    let mut cpu = [f64::MAX; 4];
+    let (mut calls, mut kernel) = ((0.0, 0.0), f64::MAX);
+    for _ in 0..samples {
+        let (a, b) = (traced(&short, &opts)?, traced(&long, &opts)?);
+        best[0] = best[0].min(a.0);
+        best[1] = best[1].min(b.0);
+        calls = (a.1, b.1);
+        cpu[0] = cpu[0].min(a.3);
+        cpu[1] = cpu[1].min(b.3);
+        kernel = kernel.min(a.2).min(b.2);
+        let (s, l) = (untraced_ns(&short), untraced_ns(&long));
+        best[2] = best[2].min(s.map_or(f64::MAX, |t| t.0));
+        best[3] = best[3].min(l.map_or(f64::MAX, |t| t.0));
+        cpu[2] = cpu[2].min(s.map_or(f64::MAX, |t| t.1));
+        cpu[3] = cpu[3].min(l.map_or(f64::MAX, |t| t.1));
     }
-    out
+    let extra = calls.1 - calls.0;
+    if extra <= 0.0 || best[3] == f64::MAX || best[2] == f64::MAX {
+        return Err("dd did not run".into());
+    }
+    let per_call_untraced = ((best[3] - best[2]) / extra).max(0.0);
+    let per_call = ((best[1] - best[0]) / extra - per_call_untraced).max(0.0);
+    let fixed = (best[0] - best[2] - per_call * calls.0).max(0.0);
+    // f64::min ignores NaN: a CPU time not measured leaves MAX.
+    let cpu_per_call =
+        cpu.iter().all(|&c| c < f64::MAX).then(|| (((cpu[1] - cpu[0]) - (cpu[3] - cpu[2])) / extra).max(0.0));
+    // What the recorder adds between a call's timestamps: the kernel
+    // time of a write to /dev/null (a few ns of its own work).
+    let kernel_ns = if kernel == f64::MAX { 0.0 } else { kernel.min(per_call) };
+    let meta_mode = match backend {
+        Backend::Bpf => mode.as_str(),
+        Backend::Ptrace => "trace",
+    };
+    Ok(calibration::TracerCost {
+        backend: backend.as_str().into(),
+        mode: meta_mode.into(),
+        per_call_ns: per_call,
+        fixed_ns: fixed,
+        kernel_ns,
+        cpu_per_call_ns: cpu_per_call,
+        calls: calls.1 as u64,
+        samples,
+        what: format!(
+            "dd bs=1 count={n} and count={} (read of /dev/zero, write to /dev/null), recorded and not; differences between the two lengths, least disturbed of {samples} runs; inside the call: the kernel time of the write to /dev/null",
+            2 * n
+        ),
+    })
 }

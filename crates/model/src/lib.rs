@@ -6,6 +6,7 @@ pub mod elf;
 pub mod errno;
 pub mod event;
 pub mod fmt;
+pub mod host;
 pub mod inherited;
 pub mod machine;
 pub mod plan;

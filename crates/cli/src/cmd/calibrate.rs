@@ -1,86 +1,146 @@
-//! `syscluster calibrate`: measure this machine once and cache the figures.
+//! `syscluster calibrate`, and the calibration and host description that
+//! `advise` and `report --format html` price with: found and checked, or
+//! measured now. advise.rs and report.rs use this file; it uses neither.
 
 use crate::flags::CalibrateArgs;
 use crate::Failure;
-use std::path::PathBuf;
-use syscluster_advise::calibration::{self, Calibration};
-use syscluster_calibrate::measure::{self, MeasureOptions};
+use std::path::{Path, PathBuf};
+use syscluster_calibrate::measure::TABLE;
+use syscluster_calibrate::CalibrateOptions;
+use syscluster_model::calibration::{self, Calibration, CalibrationError};
+use syscluster_model::host::{Host, KMOD_DEVICE};
 
-/// libmulticall's mc-calibrate: the flag, `$SYSCLUSTER_MC_CALIBRATE` (`none`
-/// or empty: do not run it), installed beside syscluster (`make install`),
-/// or `libmulticall/build/mc-calibrate` in a directory above syscluster's
-/// own (a source tree's `target/release/syscluster`).
-pub(crate) fn find_mc_calibrate(flag: Option<PathBuf>) -> Option<PathBuf> {
-    if flag.is_some() {
-        return flag;
-    }
-    match std::env::var_os("SYSCLUSTER_MC_CALIBRATE") {
-        Some(v) if v == "none" || v.is_empty() => return None,
-        Some(v) => return Some(PathBuf::from(v)),
-        None => {}
-    }
-    let exe = std::env::current_exe().ok()?;
-    // Beside the binary (bin/), from the full CLI in lib/syscluster to bin/,
-    // or in the build tree.
-    std::iter::once(exe.with_file_name("mc-calibrate"))
-        .chain(exe.parent().map(|d| d.join("../../bin/mc-calibrate")))
-        .chain(exe.ancestors().skip(1).take(4).map(|d| d.join("libmulticall/build/mc-calibrate")))
-        .find(|p| p.is_file())
+/// How `advise` (and `report --format html`) find their calibration.
+pub(crate) struct CalibrationChoice {
+    pub path: Option<PathBuf>,
+    pub recalibrate: bool,
+    pub none: bool,
+    /// Refuse a stale or broken calibration (advise) or fall back with a
+    /// note (report).
+    pub strict: bool,
+    pub quiet: bool,
 }
 
-/// Measures this machine and stores the calibration at `path`.
-pub(crate) fn calibrate(
-    path: &std::path::Path,
-    samples: u32,
-    dir: Option<PathBuf>,
-    mc: Option<PathBuf>,
-    quick: bool,
-    quiet: bool,
-) -> Result<Calibration, Failure> {
-    let dir = match dir {
-        Some(d) => d,
-        None => {
-            let d = path.parent().map(|p| p.to_path_buf()).unwrap_or_else(std::env::temp_dir);
-            std::fs::create_dir_all(&d).map_err(|e| Failure::new(format!("cannot create {}: {e}", d.display())))?;
-            d
-        }
-    };
-    if !dir.is_dir() {
-        return Err(Failure::new(format!("{} is not a directory", dir.display())));
+/// The host to advise for: the description in `file`, else this machine's.
+pub(crate) fn host_for(file: Option<&Path>) -> Result<Host, Failure> {
+    match file {
+        Some(f) => Host::load(f).map_err(Failure::new),
+        None => Ok(syscluster_calibrate::host::describe(Path::new(KMOD_DEVICE))),
     }
-    // libmulticall's auto backend reads its own file from the same directory.
-    let mc_out = path.with_file_name("multicall-calibration.json");
-    let opts =
-        MeasureOptions { samples, dir, mc_calibrate: mc.map(|t| (t, mc_out)), mc_quick: quick, ..Default::default() };
+}
+
+/// The calibration to use for `host`, if any, with its path; a line for
+/// stderr when there is none. A calibration of another machine is stale.
+pub(crate) fn calibration_for(
+    c: &CalibrationChoice,
+    host: &Host,
+) -> Result<(Option<Calibration>, Option<String>), Failure> {
+    if c.none {
+        return Ok((None, None));
+    }
+    let path = match &c.path {
+        Some(p) => p.clone(),
+        None => calibration::default_path()?,
+    };
+    let remeasure = |why: &str| -> Result<(Option<Calibration>, Option<String>), Failure> {
+        if !c.quiet {
+            eprintln!("syscluster: {why}: measuring this machine now");
+        }
+        let opts = CalibrateOptions {
+            samples: 9,
+            dir: None,
+            mc_calibrate: syscluster_calibrate::find_mc_calibrate(None),
+            quick: false,
+        };
+        let cal = measure(&path, &opts, host, c.quiet)?;
+        Ok((Some(cal), Some(path.display().to_string())))
+    };
+    match Calibration::load_for(&path, &host.machine) {
+        Ok(Some(cal)) => Ok((Some(cal), Some(path.display().to_string()))),
+        Ok(None) if c.recalibrate => remeasure(&format!("no calibration at {}", path.display())),
+        Ok(None) => {
+            if !c.quiet {
+                eprintln!(
+                    "syscluster: no calibration of this machine ({} does not exist): using the profile's own kernel times; run `syscluster calibrate` for measured costs",
+                    path.display()
+                );
+            }
+            Ok((None, None))
+        }
+        Err(e) if c.recalibrate => remeasure(&e.to_string()),
+        Err(e @ CalibrationError::NoCacheDir) => Err(Failure::new(e.to_string())),
+        Err(e) if c.strict => Err(Failure::new(e.to_string())),
+        Err(e) => {
+            if !c.quiet {
+                eprintln!("syscluster: {e}; using the profile's own kernel times");
+            }
+            Ok((None, None))
+        }
+    }
+}
+
+/// Measures this machine and stores the calibration at `path`, with
+/// progress on stderr.
+fn measure(path: &Path, opts: &CalibrateOptions, host: &Host, quiet: bool) -> Result<Calibration, Failure> {
     if !quiet {
-        eprintln!("syscluster: calibrating this machine ({} samples per figure)…", samples);
+        eprintln!("syscluster: calibrating this machine ({} samples per figure)…", opts.samples);
     }
     let mut progress = |l: &str| {
         if !quiet {
             eprintln!("  {l}");
         }
     };
-    let mut c = measure::measure(&opts, &mut progress).map_err(|e| Failure::new(format!("calibration failed: {e}")))?;
-    c.tracers = syscluster_calibrate::tracers::measure_tracers(samples, &mut progress);
-    c.save(path).map_err(|e| Failure::new(format!("cannot write calibration {}: {e}", path.display())))?;
+    let c = syscluster_calibrate::calibrate(path, opts, host, &mut progress).map_err(Failure::new)?;
     if !quiet {
         eprintln!("syscluster: calibration stored in {}", path.display());
     }
     Ok(c)
 }
 
+/// The table of measurements, one row a line.
+fn list() -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(o, "{:<24} {:<32} {:<12} {:<22} how", "measurement", "fills", "needs", "unit");
+    for m in TABLE {
+        let sizes = if m.sizes == [0] {
+            String::new()
+        } else {
+            format!(" at {} B", m.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))
+        };
+        let _ = writeln!(
+            o,
+            "{:<24} {:<32} {:<12} {:<22} {}{sizes}",
+            m.name,
+            m.fills.field(),
+            m.needs.as_str(),
+            m.unit,
+            m.how
+        );
+    }
+    o
+}
+
 pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
+    if a.list {
+        super::write_out(None, list().as_bytes(), "table")?;
+        return Ok(0);
+    }
     let path = match a.output {
         Some(p) => p,
         None => calibration::default_path()?,
     };
-    let mc = find_mc_calibrate(a.mc_calibrate);
-    let samples = if a.quick { a.samples.min(3) } else { a.samples };
-    let c = calibrate(&path, samples, a.dir, mc, a.quick, a.quiet)?;
+    let opts = CalibrateOptions {
+        samples: if a.quick { a.samples.min(3) } else { a.samples },
+        dir: a.dir,
+        mc_calibrate: syscluster_calibrate::find_mc_calibrate(a.mc_calibrate),
+        quick: a.quick,
+    };
+    let c = measure(&path, &opts, &host_for(None)?, a.quiet)?;
     if a.json {
         let mut v = serde_json::to_vec_pretty(&c).expect("a calibration serializes");
         v.push(b'\n');
-        super::advise::write_out(None, &v, "calibration")?;
+        super::write_out(None, &v, "calibration")?;
         return Ok(0);
     }
     use std::fmt::Write as _;
@@ -109,7 +169,7 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
     let _ = match &c.multicall {
         Some(m) => {
             let _ = writeln!(o, "\nlibmulticall backends, measured by {}:", m.source);
-            let d = syscluster_advise::calibration::MulticallDecisions::of(m);
+            let d = calibration::MulticallDecisions::of(m);
             let from = |n: u64| if n == 0 { "never".to_string() } else { format!("from runs of {n}") };
             for (rule, (unreg, reg)) in &d.min_run {
                 let _ = writeln!(o, "  fusion {rule:<18} {}; with the fd registered: {}", from(*unreg), from(*reg));
@@ -134,6 +194,6 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         );
     }
     let _ = writeln!(o, "stored in {}", path.display());
-    super::advise::write_out(None, o.as_bytes(), "calibration")?;
+    super::write_out(None, o.as_bytes(), "calibration")?;
     Ok(0)
 }
