@@ -1,5 +1,8 @@
 //! The advisor: from a syscall profile to ranked, concrete rewrites with
-//! their savings estimated from a calibration of this machine.
+//! their savings estimated from a calibration of the host. Pure: the
+//! profile, the calibration and the host description (what the host lets a
+//! program use) come in as values; measuring and describing the machine is
+//! `syscluster_calibrate`'s job.
 //!
 //! `advise` analyses every hot sequence and loop of a profile (data
 //! dependencies, where the calls sit in the code, which multi-call backends

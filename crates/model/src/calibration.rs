@@ -2,7 +2,7 @@
 //! call (seed 000 table 1, measured here), what the calls the advisor
 //! rewrites cost by size, and libmulticall's own figures (mc-calibrate).
 //! Stored once per machine in a versioned cache file and reused; see
-//! docs/CALIBRATION.md.
+//! docs/ADVICE.md. `syscluster_calibrate` measures it, the advisor reads it.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,5 +1,6 @@
 //! The data of syscluster: the system call table, the events recorders
-//! produce, and the versioned profile format.
+//! produce, and the versioned formats that pass between its stages
+//! (profile, plan, calibration, host description).
 
 pub mod calibration;
 pub mod elf;
