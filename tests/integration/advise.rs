@@ -408,6 +408,145 @@ fn calibration_includes_libmulticall_backends_when_built() {
     assert!(!syscluster_advise::calibration::MulticallDecisions::of(m).min_run.is_empty(), "{}", m.data["decisions"]);
 }
 
+/// Issue 11 §2: advice is reproducible from files. The fixture's
+/// calibration and host describe a machine that is not this one; advise on
+/// them gives the stored output byte for byte, on any machine. After a
+/// deliberate change to the rules or the cost model, `SYSCLUSTER_BLESS=1`
+/// rewrites the stored output (read its diff before committing it).
+#[test]
+fn advice_is_reproducible_from_profile_calibration_and_host_files() {
+    let dir = root().join("tests/fixtures/advise");
+    let advise = |host: &Path, format: &str| {
+        let o = run(syscluster()
+            .current_dir(&dir)
+            .args(["advise", "-q", "--calibration", "calibration.json"])
+            .args(["--format", format, "--host"])
+            .arg(host)
+            .arg("profile.json"));
+        assert!(o.status.success(), "advise --host {}: {}", host.display(), stderr(&o));
+        o.stdout
+    };
+    for (format, golden) in [("text", "advice.txt"), ("json", "advice.json")] {
+        let out = advise(Path::new("host.json"), format);
+        let golden = dir.join(golden);
+        if std::env::var_os("SYSCLUSTER_BLESS").is_some() {
+            std::fs::write(&golden, &out).unwrap();
+        }
+        let want = std::fs::read(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        if out != want {
+            let (o, w) = (String::from_utf8_lossy(&out), String::from_utf8_lossy(&want));
+            let first =
+                o.lines().zip(w.lines()).position(|(a, b)| a != b).unwrap_or(o.lines().count().min(w.lines().count()));
+            panic!(
+                "advise --format {format} differs from {} at line {}:\n  got:  {:?}\n  want: {:?}",
+                golden.display(),
+                first + 1,
+                o.lines().nth(first),
+                w.lines().nth(first)
+            );
+        }
+    }
+    // The host file decides what applies: with the module and without the
+    // vDSO, the looped multi-call applies and the clock rewrite does not.
+    let rule = |a: &Advice, id: &str| {
+        a.recommendations.iter().find(|r| r.rule == id).unwrap_or_else(|| panic!("no {id}")).applicable_here
+    };
+    let stored: Advice = serde_json::from_slice(&std::fs::read(dir.join("advice.json")).unwrap()).unwrap();
+    assert!(!rule(&stored, "looped-multicall") && rule(&stored, "select-clock"));
+    let t = tmp();
+    let mut h: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("host.json")).unwrap()).unwrap();
+    h["kmod"]["usable"] = true.into();
+    h["vdso"] = false.into();
+    let other = t.path().join("host.json");
+    std::fs::write(&other, h.to_string()).unwrap();
+    let a: Advice = serde_json::from_slice(&advise(&other, "json")).unwrap();
+    assert!(rule(&a, "looped-multicall") && !rule(&a, "select-clock"));
+    // The identity a calibration must match is the host's, not this machine's.
+    h["machine"]["kernel"] = "6.2.0-other #1".into();
+    std::fs::write(&other, h.to_string()).unwrap();
+    let o = run(syscluster()
+        .current_dir(&dir)
+        .args(["advise", "-q", "--calibration", "calibration.json", "--host"])
+        .arg(&other)
+        .arg("profile.json"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("stale calibration") && stderr(&o).contains("6.2.0-other"), "{}", stderr(&o));
+    // A bad host file is a one-line error.
+    std::fs::write(&other, "{\"host_version\": 1}").unwrap();
+    let o = run(syscluster()
+        .current_dir(&dir)
+        .args(["advise", "-q", "--no-calibration", "--host"])
+        .arg(&other)
+        .arg("profile.json"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("syscluster: bad host description") && stderr(&o).lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 11 §2: given its host, advise asks this machine nothing. Traced
+/// with strace, the CLI opens nothing under /proc, /dev or /sys and makes
+/// no ioctl; without --host it does (it describes this host), which shows
+/// that the trace would see such accesses.
+#[test]
+fn advise_with_a_host_file_reads_no_proc_or_dev() {
+    let dir = root().join("tests/fixtures/advise");
+    let t = tmp();
+    let trace = |host: bool| {
+        let log = t.path().join(format!("strace-{host}.log"));
+        let mut c = Command::new("strace");
+        c.env_remove("LD_LIBRARY_PATH").current_dir(&dir).args(["-f", "-o"]).arg(&log);
+        c.arg(env!("CARGO_BIN_EXE_syscluster-cli")).args(["advise", "-q"]);
+        if host {
+            c.args(["--calibration", "calibration.json", "--host", "host.json"]);
+        } else {
+            // (The fixture's calibration is of another machine.)
+            c.arg("--no-calibration");
+        }
+        let o = run(c.args(["--format", "json", "profile.json"]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert!(log.contains("profile.json"), "strace saw the profile read: {log}");
+        log.lines()
+            .filter(|l| ["\"/proc", "\"/dev", "\"/sys", " ioctl("].iter().any(|w| l.contains(w)))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let with = trace(true);
+    assert!(with.is_empty(), "advise --host asked this machine: {with:#?}");
+    let without = trace(false);
+    assert!(without.iter().any(|l| l.contains("/proc/sys/kernel/osrelease")), "{without:#?}");
+}
+
+#[test]
+fn calibrate_lists_its_table_and_advise_writes_its_host() {
+    let o = run(syscluster().args(["calibrate", "--list"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for m in syscluster_calibrate::measure::TABLE {
+        let line = out.lines().find(|l| l.split_whitespace().next() == Some(m.name));
+        let line = line.unwrap_or_else(|| panic!("no row {} in {out}", m.name));
+        assert!(line.contains(&m.fills.field()), "{line}");
+    }
+    // The host advise used, written for --host elsewhere: this machine's.
+    let t = tmp();
+    let host = t.path().join("host.json");
+    let profile = root().join("tests/fixtures/advise/profile.json");
+    let o = run(syscluster()
+        .args(["advise", "-q", "--no-calibration", "-o", "/dev/null", "--host-out"])
+        .arg(&host)
+        .arg(&profile));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = syscluster_model::host::Host::load(&host).unwrap();
+    assert_eq!(h.machine, syscluster_advise::calibration::Machine::here());
+    assert_eq!(h, syscluster_calibrate::host::describe(Path::new(syscluster_model::host::KMOD_DEVICE)));
+    // Measuring here for another host makes no sense.
+    let o = run(syscluster().args(["advise", "--recalibrate", "--host"]).arg(&host).arg(&profile));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn folded_stacks_of_real_profiles() {
     let d = tmp();

@@ -5,6 +5,7 @@
 
 use crate::advice::{BackendFit, CodeSite, Dependency, Evidence, Placement, SequenceAnalysis, ValueCandidate};
 use std::collections::{BTreeSet, HashMap};
+use syscluster_model::host::Host;
 use syscluster_model::profile::{Edge, IoPattern, Location, Node, Sequence, ValueProfile};
 use syscluster_model::syscall_lists;
 use syscluster_model::syscalls::{self, ArgKind};
@@ -28,8 +29,6 @@ pub struct AdviseOptions {
     pub block_size: u64,
     /// Messages per sendmmsg/recvmmsg the batching rules propose.
     pub batch: u64,
-    /// The device of libmulticall's kernel-module backend.
-    pub kmod_device: std::path::PathBuf,
 }
 
 impl Default for AdviseOptions {
@@ -42,7 +41,6 @@ impl Default for AdviseOptions {
             coalesce_buffer: 64 << 10,
             block_size: 128 << 10,
             batch: 32,
-            kmod_device: "/dev/multicall".into(),
         }
     }
 }
@@ -79,19 +77,17 @@ pub struct Facts<'p> {
     edges: HashMap<(u32, u32), usize>,
     values: HashMap<(&'p str, i8), &'p ValueProfile>,
     kinds: Vec<Option<&'p IoPattern>>,
-    pub kmod: bool,
-    pub uring: bool,
+    /// What the host lets a program use (libmulticall's backends, the vDSO).
+    pub host: &'p Host,
     /// libmulticall's calibrated decisions, when the calibration has them.
     pub multicall: Option<crate::calibration::MulticallDecisions>,
 }
 
 impl<'p> Facts<'p> {
-    pub fn new(p: &'p Profile, opts: AdviseOptions) -> Facts<'p> {
+    pub fn new(p: &'p Profile, host: &'p Host, opts: AdviseOptions) -> Facts<'p> {
         let edges = p.edges.iter().enumerate().map(|(i, e)| ((e.from, e.to), i)).collect();
         let values = p.value_profiles.iter().map(|v| ((v.syscall.as_str(), v.position), v)).collect();
-        let kmod = crate::host::kmod_usable(&opts.kmod_device);
-        let uring = crate::host::uring_usable();
-        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), kmod, uring, multicall: None };
+        let mut f = Facts { p, opts, edges, values, kinds: Vec::new(), host, multicall: None };
         f.kinds = p.nodes.iter().map(|n| f.match_io(n)).collect();
         f
     }
@@ -540,7 +536,7 @@ impl<'p> Facts<'p> {
             BackendFit {
                 backend: "uring".into(),
                 can_run: batchable && not_uring.is_empty(),
-                available: self.uring,
+                available: self.host.uring,
                 why: if not_uring.is_empty() {
                     match &self.multicall {
                         Some(d) if !d.uring_wins => {
@@ -559,13 +555,13 @@ impl<'p> Facts<'p> {
             BackendFit {
                 backend: "kmod".into(),
                 can_run: batchable,
-                available: self.kmod,
-                why: match (batchable, self.kmod) {
+                available: self.host.kmod.usable,
+                why: match (batchable, self.host.kmod.usable) {
                     (false, _) => no(&forbidden.join(", ")),
                     (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
                     (true, false) => format!(
                         "one crossing for the whole multi-call; not on this machine (no multicall module answers at {})",
-                        self.opts.kmod_device.display()
+                        self.host.kmod.device
                     ),
                 },
             },

@@ -1,5 +1,8 @@
 //! The advisor: from a syscall profile to ranked, concrete rewrites with
-//! their savings estimated from a calibration of this machine.
+//! their savings estimated from a calibration of the host. Pure: the
+//! profile, the calibration and the host description (what the host lets a
+//! program use) come in as values; measuring and describing the machine is
+//! `syscluster_calibrate`'s job.
 //!
 //! `advise` analyses every hot sequence and loop of a profile (data
 //! dependencies, where the calls sit in the code, which multi-call backends
@@ -9,14 +12,14 @@
 //! `syscluster run --plan` and the compiler plugin consume.
 
 pub mod advice;
-pub mod calibration;
 pub mod cost;
 pub mod facts;
-pub mod host;
-pub mod measure;
 pub mod plan;
 pub mod rules;
 pub mod text;
+
+/// The calibration format lives in the model (`syscluster calibrate` writes it).
+pub use syscluster_model::calibration;
 
 pub use advice::{Advice, Recommendation, ADVICE_VERSION};
 pub use calibration::Calibration;
@@ -25,15 +28,19 @@ pub use facts::AdviseOptions;
 
 use advice::{ProfileSummary, Saving};
 use std::collections::BTreeSet;
+use syscluster_model::host::Host;
 use syscluster_model::Profile;
 
 /// Writes under this size are short (seed 001; the profile's I/O classes
 /// use the same bound).
 pub const SMALL_WRITE: u64 = 512;
 
-/// Analyses a profile and returns the ranked recommendations.
-pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
-    let mut f = facts::Facts::new(p, opts.clone());
+/// Analyses a profile and returns the ranked recommendations for `host`.
+/// Pure: everything it knows comes from its arguments (it reads no file and
+/// asks the kernel nothing), so the same profile, calibration and host give
+/// the same advice on any machine.
+pub fn advise(p: &Profile, cost: &CostModel, host: &Host, opts: &AdviseOptions) -> Advice {
+    let mut f = facts::Facts::new(p, host, opts.clone());
     f.multicall = cost.multicall();
     let mut sequences = Vec::new();
     for s in &p.sequences.loops {

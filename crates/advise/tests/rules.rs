@@ -7,6 +7,7 @@ use syscluster_advise::calibration::{Calibration, CallCost, Crossing, Machine, C
 use syscluster_advise::plan::Plan;
 use syscluster_advise::{advise, AdviseOptions, CostModel};
 use syscluster_analysis::{BuilderOptions, ProfileBuilder};
+use syscluster_model::host::{Host, Kmod, HOST_VERSION};
 use syscluster_model::profile::{Location, Meta, NodeKeyMode};
 use syscluster_model::{syscalls, CodeAddr, Profile, SyscallEvent};
 
@@ -88,13 +89,28 @@ fn cost(syscall: &str, on: &str, bytes: u64, ns: f64) -> CallCost {
     CallCost { syscall: syscall.into(), on: on.into(), bytes, ns, median_ns: ns, what: String::new() }
 }
 
+fn machine() -> Machine {
+    Machine { arch: "x86_64".into(), kernel: "6.1.0-test #1".into(), cpu: "test CPU".into(), cpus: 2 }
+}
+
+/// A host with io_uring and the vDSO, without the kernel module.
+fn host() -> Host {
+    Host {
+        host_version: HOST_VERSION,
+        machine: machine(),
+        uring: true,
+        kmod: Kmod { device: "/nonexistent/multicall".into(), usable: false },
+        vdso: true,
+    }
+}
+
 /// A calibration with round figures, so that savings can be checked exactly.
 fn calibration() -> Calibration {
     Calibration {
         calibration_version: CALIBRATION_VERSION,
         tool: "test".into(),
         created_at: 0.0,
-        machine: Machine::here(),
+        machine: machine(),
         crossing: Crossing {
             syscall: "getppid".into(),
             syscall_ns: 200.0,
@@ -136,7 +152,7 @@ fn calibration() -> Calibration {
 fn run(p: &Profile) -> Advice {
     let cal = calibration();
     let cost = CostModel::new(p, Some(&cal), Some("test".into()));
-    advise(p, &cost, &AdviseOptions { kmod_device: "/nonexistent/multicall".into(), ..Default::default() })
+    advise(p, &cost, &host(), &AdviseOptions::default())
 }
 
 fn rules(a: &Advice) -> BTreeSet<String> {
@@ -497,7 +513,7 @@ fn clean_programs_get_nothing() {
 fn without_calibration_the_profile_times_are_used_and_said() {
     let p = short_writes(1000, 8);
     let cost = CostModel::new(&p, None, None);
-    let a = advise(&p, &cost, &AdviseOptions::default());
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
     assert_eq!(a.costs.source, "assumed", "the synthetic profile has no kernel times");
     assert!(a.notes.iter().any(|n| n.contains("syscluster calibrate")), "{:?}", a.notes);
     let r = rec(&a, "coalesce-writes");
@@ -645,7 +661,7 @@ fn shares_are_of_the_untraced_run_with_the_recorders_cost_taken_out() {
     let recorded = p.meta.duration_ns as f64;
     let cal = with_tracer(calibration());
     let cost = CostModel::new(&p, Some(&cal), None);
-    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
     // 200 ms recorded, less 1 ms per run and 2 µs per call for 20,000 calls.
     let untraced = recorded - 1e6 - 2000.0 * 20_000.0;
     assert!((a.costs.run_ns - untraced).abs() < 1.0, "{} vs {untraced}", a.costs.run_ns);
@@ -663,7 +679,7 @@ fn shares_are_of_the_untraced_run_with_the_recorders_cost_taken_out() {
     // Without the recorder's cost the share is of the traced run, and said so.
     let cal = calibration();
     let cost = CostModel::new(&p, Some(&cal), None);
-    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
     assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "traced run");
     assert!(a.notes.iter().any(|n| n.contains("recorder's cost")), "{:?}", a.notes);
 }
@@ -678,7 +694,7 @@ fn with_the_programs_cpu_time_the_share_is_of_its_untraced_cpu_time() {
     let mut cal = with_tracer(calibration());
     cal.tracers[0].cpu_per_call_ns = Some(1500.0);
     let cost = CostModel::new(&p, Some(&cal), None);
-    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
     let untraced_cpu = 90e6 - 1500.0 * 20_000.0;
     assert!((a.costs.run_ns - untraced_cpu).abs() < 1.0, "{} vs {untraced_cpu}", a.costs.run_ns);
     assert!(a.costs.run_untraced);
@@ -694,19 +710,11 @@ fn with_the_programs_cpu_time_the_share_is_of_its_untraced_cpu_time() {
     // A recorder's CPU cost larger than the program's CPU time: the run is
     // still the calls' crossings at least.
     cal.tracers[0].cpu_per_call_ns = Some(10_000.0);
-    let a = advise(
-        &p,
-        &CostModel::new(&p, Some(&cal), None),
-        &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() },
-    );
+    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &host(), &AdviseOptions::default());
     assert!((a.costs.run_ns - 20_000.0 * 200.0).abs() < 1.0, "{}", a.costs.run_ns);
     // Without the program's CPU time, the recorded duration is used.
     p.meta.cpu_ns = None;
-    let a = advise(
-        &p,
-        &CostModel::new(&p, Some(&cal), None),
-        &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() },
-    );
+    let a = advise(&p, &CostModel::new(&p, Some(&cal), None), &host(), &AdviseOptions::default());
     assert_eq!(rec(&a, "coalesce-writes").saving.share_of, "untraced run, estimated");
     assert_eq!(a.costs.tracer_ns_per_call, Some(2000.0));
 }
@@ -719,7 +727,7 @@ fn a_saving_never_exceeds_the_run_it_is_taken_from() {
     let mut cal = with_tracer(calibration());
     cal.tracers[0].per_call_ns = 9_900.0;
     let cost = CostModel::new(&p, Some(&cal), None);
-    let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
     assert!(a.costs.run_ns >= 20_000.0 * 200.0 - 1.0);
     for r in &a.recommendations {
         assert!(r.saving.ns <= a.costs.run_ns + 1e-6, "{}: {} > {}", r.rule, r.saving.ns, a.costs.run_ns);

@@ -243,6 +243,10 @@ pub struct CalibrateArgs {
     /// A quicker, noisier calibration: 3 samples, and mc-calibrate --quick.
     #[arg(long)]
     pub quick: bool,
+    /// Print the table of measurements (what each fills, needs, times) and
+    /// measure nothing.
+    #[arg(long)]
+    pub list: bool,
     /// Say nothing on stderr unless something goes wrong.
     #[arg(short, long)]
     pub quiet: bool,
@@ -288,6 +292,15 @@ pub struct AdviseArgs {
     /// Ignore any calibration: price calls from the profile's own kernel times.
     #[arg(long)]
     pub no_calibration: bool,
+    /// Advise for the host this description (docs/ADVICE.md) says, not this
+    /// machine: which backends and clocks it offers, and the identity its
+    /// calibration must have. With it, advice depends on files alone.
+    #[arg(long, value_name = "FILE", conflicts_with = "recalibrate")]
+    pub host: Option<PathBuf>,
+    /// Also write the description of the host advised for (this machine's,
+    /// unless --host) to FILE, for `--host` elsewhere.
+    #[arg(long, value_name = "FILE")]
+    pub host_out: Option<PathBuf>,
     /// A pattern must repeat at least N times to be advised on.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub min_repeats: u64,

@@ -1,10 +1,13 @@
 //! The data of syscluster: the system call table, the events recorders
-//! produce, and the versioned profile format.
+//! produce, and the versioned formats that pass between its stages
+//! (profile, plan, calibration, host description).
 
+pub mod calibration;
 pub mod elf;
 pub mod errno;
 pub mod event;
 pub mod fmt;
+pub mod host;
 pub mod inherited;
 pub mod machine;
 pub mod plan;

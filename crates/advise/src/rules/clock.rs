@@ -81,7 +81,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 upper_bound: false,
                 assumes: format!("each {} system call becomes a vDSO read of the clock", b.syscall),
             },
-            applicable_here: vdso_present(),
+            applicable_here: f.host.vdso,
             how: "call glibc's gettimeofday/clock_gettime (the vDSO) instead of the system call".into(),
             mechanism: None,
             sketch: None,
@@ -111,7 +111,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 upper_bound: false,
                 assumes: format!("each {} system call becomes a vDSO read of the clock", n.syscall),
             },
-            applicable_here: vdso_present(),
+            applicable_here: f.host.vdso,
             how: "call glibc's clock functions (the vDSO) instead of the system call".into(),
             mechanism: None,
             sketch: None,
@@ -127,10 +127,4 @@ fn serves(f: &Facts, syscall: &str) -> bool {
         return true;
     }
     f.share_where("clock_gettime", "which_clock", vdso_clock).is_some_and(|s| s >= f.opts.dominant_share)
-}
-
-/// Whether this machine maps a vDSO into processes.
-fn vdso_present() -> bool {
-    // SAFETY: getauxval has no preconditions.
-    unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) != 0 }
 }

@@ -126,12 +126,12 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     let crossing =
         Priced { ns: cost.crossing(), basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly } };
     let how_kmod = |specific: &str| {
-        if f.kmod {
+        if f.host.kmod.usable {
             format!("libmulticall {specific} with the kmod backend")
         } else {
             format!(
                 "libmulticall {specific} with the kmod backend — not on this machine (no {}; the kernel takes no modules): use the fusion rewrites of the same calls",
-                f.opts.kmod_device.display()
+                f.host.kmod.device
             )
         }
     };
@@ -212,7 +212,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 upper_bound: false,
                 assumes: "the kmod backend runs the loop in one crossing; the kernel work of the calls stays".into(),
             },
-            applicable_here: f.kmod,
+            applicable_here: f.host.kmod.usable,
             how: how_kmod(specific),
             mechanism: None,
             sketch: Some((before_text(f, &l.nodes, &deps, true), after)),
@@ -270,7 +270,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 assumes: "the kmod backend runs each sequence in one crossing; the kernel work of the calls stays"
                     .into(),
             },
-            applicable_here: f.kmod,
+            applicable_here: f.host.kmod.usable,
             how: how_kmod("mc_run()"),
             mechanism: None,
             sketch: Some((before_text(f, &h.nodes, &deps, false), after)),

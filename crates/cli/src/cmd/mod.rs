@@ -13,6 +13,8 @@ mod verify;
 
 use crate::flags::{Command, NodeKeyArg};
 use crate::Failure;
+use std::io::Write;
+use std::path::Path;
 use syscluster_model::profile::NodeKeyMode;
 
 pub fn run(command: Command) -> Result<i32, Failure> {
@@ -42,6 +44,24 @@ pub(crate) fn node_key(k: NodeKeyArg) -> NodeKeyMode {
         NodeKeyArg::Fd => NodeKeyMode::Fd,
         NodeKeyArg::Descriptor => NodeKeyMode::Descriptor,
         NodeKeyArg::Callsite => NodeKeyMode::Callsite,
+    }
+}
+
+/// Writes `bytes` to `path`, atomically, or to stdout (a closed pipe is no
+/// error); `what` names them in the error.
+pub(crate) fn write_out(path: Option<&Path>, bytes: &[u8], what: &str) -> Result<(), Failure> {
+    match path {
+        Some(path) => syscluster_model::profile::write_atomically(path, bytes)
+            .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()))),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(bytes).and_then(|_| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(Failure::new(format!("cannot write the {what}: {e}")))
+                }
+                _ => Ok(()),
+            }
+        }
     }
 }
 

@@ -11,15 +11,16 @@ pub fn run(a: ReportArgs) -> Result<i32, Failure> {
     let bytes = match a.format {
         FormatArg::Html => {
             // The page shows the advice too; a stale calibration only costs a note.
-            let choice = super::advise::CalibrationChoice {
+            let host = super::calibrate::host_for(None)?;
+            let choice = super::calibrate::CalibrationChoice {
                 path: None,
                 recalibrate: false,
                 none: false,
                 strict: false,
                 quiet: false,
             };
-            let (cal, path) = super::advise::calibration_for(&choice).unwrap_or((None, None));
-            let advice = super::advise::advice(&profile, cal.as_ref(), path, &AdviseOptions::default());
+            let (cal, path) = super::calibrate::calibration_for(&choice, &host).unwrap_or((None, None));
+            let advice = super::advise::advice(&profile, cal.as_ref(), path, &host, &AdviseOptions::default());
             syscluster_report::html::page(&profile, Some(&advice))
         }
         f => {
@@ -34,7 +35,7 @@ pub fn run(a: ReportArgs) -> Result<i32, Failure> {
             reporter.render(&profile, &ReportOptions { top: a.top.max(1), width: width(a.wide) })
         }
     };
-    super::advise::write_out(a.output.as_deref(), &bytes, "report")?;
+    super::write_out(a.output.as_deref(), &bytes, "report")?;
     Ok(0)
 }
 

@@ -1,5 +1,6 @@
-//! Which of libmulticall's backends this host lets a program use, decided as
-//! the kernel and the library decide: io_uring by the `io_uring_disabled`
+//! The description of this host (`syscluster_model::host::Host`): which
+//! machine it is, and which of libmulticall's backends and the vDSO a
+//! program may use here, decided as the kernel and the library decide: io_uring by the `io_uring_disabled`
 //! sysctl read as the kernel's `io_uring_allowed()` reads it, the kernel
 //! module by the device answering the module's version ioctl (what
 //! `mc_ctx_init(MC_BACKEND_KMOD)` asks).
@@ -7,6 +8,25 @@
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
+use syscluster_model::calibration::Machine;
+use syscluster_model::host::{Host, Kmod, HOST_VERSION};
+
+/// This host, with libmulticall's kernel module looked for at `kmod_device`.
+pub fn describe(kmod_device: &Path) -> Host {
+    Host {
+        host_version: HOST_VERSION,
+        machine: Machine::here(),
+        uring: uring_usable(),
+        kmod: Kmod { device: kmod_device.display().to_string(), usable: kmod_usable(kmod_device) },
+        vdso: vdso_present(),
+    }
+}
+
+/// Whether the kernel maps a vDSO into this process.
+pub fn vdso_present() -> bool {
+    // SAFETY: getauxval has no preconditions.
+    unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) != 0 }
+}
 
 /// `MC_ABI_VERSION` of `libmulticall/include/multicall.h`.
 pub const MC_ABI_VERSION: i32 = 1;
@@ -120,9 +140,16 @@ mod tests {
         std::fs::write(&file, b"").unwrap();
         assert!(!kmod_usable(&file), "a regular file");
         assert!(!kmod_usable(&dir.path().join("missing")));
-        let opts = crate::facts::AdviseOptions { kmod_device: file, ..Default::default() };
-        let p = syscluster_model::Profile::default();
-        assert!(!crate::facts::Facts::new(&p, opts).kmod, "the advisor's verdict");
+        let h = describe(&file);
+        assert!(!h.kmod.usable && h.kmod.device == file.display().to_string(), "the description: {h:?}");
+    }
+
+    #[test]
+    fn this_host() {
+        let h = describe(Path::new(syscluster_model::host::KMOD_DEVICE));
+        assert_eq!(h.machine, Machine::here());
+        assert!(h.vdso, "x86-64 Linux always maps a vDSO");
+        assert_eq!(h.uring, uring_usable());
     }
 
     #[test]

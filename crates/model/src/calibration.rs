@@ -2,7 +2,7 @@
 //! call (seed 000 table 1, measured here), what the calls the advisor
 //! rewrites cost by size, and libmulticall's own figures (mc-calibrate).
 //! Stored once per machine in a versioned cache file and reused; see
-//! docs/CALIBRATION.md.
+//! docs/ADVICE.md. `syscluster_calibrate` measures it, the advisor reads it.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -161,7 +161,7 @@ impl MulticallDecisions {
 impl Machine {
     /// This machine.
     pub fn here() -> Machine {
-        use syscluster_model::machine;
+        use crate::machine;
         Machine {
             arch: std::env::consts::ARCH.to_string(),
             kernel: machine::kernel(),
@@ -319,7 +319,7 @@ impl Calibration {
         }
         let mut json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         json.push(b'\n');
-        syscluster_model::profile::write_atomically(path, &json)
+        crate::profile::write_atomically(path, &json)
     }
 
     /// The cost of one call of `syscall` on `on` moving `bytes`: linear
