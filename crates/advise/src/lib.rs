@@ -15,6 +15,7 @@ pub mod facts;
 pub mod host;
 pub mod measure;
 pub mod plan;
+pub mod remarks;
 pub mod rules;
 pub mod text;
 
@@ -127,6 +128,7 @@ pub fn advise(p: &Profile, cost: &CostModel, opts: &AdviseOptions) -> Advice {
             applicable_here: fd.applicable_here,
             how: fd.how,
             overlaps: Vec::new(),
+            compiler: None,
         });
     }
     // Appliable here first, then by saving; upper bounds after estimates of equal footing.
