@@ -30,10 +30,14 @@ top=$("$BIN" advise -q "$DEMO/copy.json" --format json | grep -m1 '"rule":' | se
 case "$top" in
   copy-offload|looped-multicall)
     step "apply #1 ($top) with the compiler: syscluster cc --plan $DEMO/plan.json -O2 -g tests/corpus/copy.c"
-    "$BIN" cc --plan "$DEMO/plan.json" -O2 -g tests/corpus/copy.c -o "$DEMO/copy_sc" \
+    rm -rf "$DEMO/remarks"
+    "$BIN" cc --plan "$DEMO/plan.json" --remarks "$DEMO/remarks" -O2 -g tests/corpus/copy.c -o "$DEMO/copy_sc" \
       -Rpass=syscluster -Rpass-missed=syscluster 2> "$DEMO/remarks.txt"
     grep 'remark:' "$DEMO/remarks.txt" | grep -v 'is not a clusterable region: dominance' | sed 's/^[^ ]*tests\/corpus\///'
     echo "(all remarks: $DEMO/remarks.txt)"
+    step "what the compiler did with #1: syscluster advise --remarks $DEMO/remarks $DEMO/copy.json"
+    "$BIN" advise -q --remarks "$DEMO/remarks" "$DEMO/copy.json" |
+      awk '/^#2 /{exit} /^#1 /{one=1} one && /compiler:/{on=1} on && /^$/{exit} on'
     after=("$DEMO/copy_sc" "$DEMO/input" "$DEMO/output2") ;;
   larger-block)
     after=("$CORPUS/copy_block" "$DEMO/input" "$DEMO/output2" 131072)

@@ -263,6 +263,62 @@ fn recommendations_point_at_the_right_lines() {
     assert_eq!(places(&a, "looped-multicall"), set(&["server.c:32", "server.c:33"]));
 }
 
+#[test]
+fn advise_reads_the_compilers_remarks() {
+    // The copy loop's plan, compiled by `syscluster cc` with its remarks
+    // kept: advise --remarks says which recommendation the compiler applied.
+    let d = tmp();
+    random_file(&d.path().join("in"), 400_000);
+    let profile = record(d.path(), &[&prog("copy"), &p(&d, "in"), &p(&d, "out")]);
+    let plan = d.path().join("plan.json");
+    let o = run(syscluster()
+        .args(["advise", "-q", "--no-calibration", "-o", "/dev/null", "--plan-out"])
+        .arg(&plan)
+        .arg(&profile));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let remarks = d.path().join("remarks");
+    let o = run(syscluster()
+        .arg("cc")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--assume-gain")
+        .arg("--remarks")
+        .arg(&remarks)
+        .args(["-O2", "-g"])
+        .arg(root().join("tests/corpus/copy.c"))
+        .arg("-o")
+        .arg(d.path().join("copy_sc")));
+    assert!(o.status.success(), "syscluster cc: {}", stderr(&o));
+    let o = run(syscluster()
+        .args(["advise", "-q", "--no-calibration", "--format", "json", "--remarks"])
+        .arg(&remarks)
+        .arg(&profile));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a: Advice = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = |rule: &str| a.recommendations.iter().find(|r| r.rule == rule).unwrap().compiler.clone().unwrap();
+    let offload = verdict("copy-offload");
+    assert!(offload.applied && offload.decided && offload.remark == "Clustered", "{offload:?}");
+    assert!(offload.at.starts_with("copy.c:2"), "{offload:?}");
+    // The other rules' calls are in that multi-call already.
+    let block = verdict("larger-block");
+    assert!(!block.applied && block.message.contains("already in the multi-call"), "{block:?}");
+    // The text says it under each recommendation.
+    let o = run(syscluster().args(["advise", "-q", "--no-calibration", "--remarks"]).arg(&remarks).arg(&profile));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("compiler: applied at copy.c:2"), "{text}");
+    // Remarks of no use: one line, exit 1 (as a profile that cannot be read).
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = run(syscluster().args(["advise", "-q", "--no-calibration", "--remarks"]).arg(&empty).arg(&profile));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("no remark files (*.opt.yaml)"), "{}", stderr(&o));
+    std::fs::write(empty.join("x.opt.yaml"), "--- !Passed\nDebugLoc: { File: 'a.c' }\n").unwrap();
+    let o = run(syscluster().args(["advise", "-q", "--no-calibration", "--remarks"]).arg(&empty).arg(&profile));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("x.opt.yaml: line 2: DebugLoc without File and Line"), "{}", stderr(&o));
+}
+
 /// The build-id `readelf -n` prints for a file.
 fn readelf_build_id(path: &Path) -> Option<String> {
     let o = Command::new("readelf").arg("-n").arg(path).output().ok()?;

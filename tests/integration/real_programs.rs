@@ -6,7 +6,8 @@
 //! - memcached (an event-driven server) under memcaslap, on 127.0.0.1;
 //! - python3 with OpenSSL loaded (hashlib, ssl) writing small records;
 //! - `make -j2` of a small C project (tests/realprog/cproj);
-//! - git on a repository of 3,000 files (tests/realprog/git-work.sh).
+//! - git on a repository of 3,000 files (tests/realprog/git-work.sh);
+//! - python3's `http.server` (a web server) sending 150 files on 127.0.0.1.
 //!
 //! The programs' inputs live in tests/realprog/; scripts/install-deps.sh
 //! installs the packages. A missing program skips its test, saying so,
@@ -284,6 +285,82 @@ fn memcached_request_loop_is_one_loop_and_runs_under_the_runtime() {
     assert!(!err.contains("unchanged"), "memcached ran unchanged: {err}");
     let lines = runtime_lines(&err);
     assert!(lines.iter().any(|(n, deferred, _)| n == "memcached" && *deferred == 0), "memcached under run: {err}");
+}
+
+// ---------------------------------------------------------------------------
+// a web server sending files: python3 -m http.server
+
+/// GET /PATH over HTTP/1.0 on 127.0.0.1:PORT; the body.
+fn http_get(port: u16, path: &str) -> Vec<u8> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect to the web server");
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(c, "GET /{path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    c.read_to_end(&mut answer).expect("the web server's answer");
+    let head = answer.windows(4).position(|w| w == b"\r\n\r\n").expect("an HTTP header");
+    assert!(answer.starts_with(b"HTTP/1.0 200"), "GET /{path}: {}", String::from_utf8_lossy(&answer[..head]));
+    answer.split_off(head + 4)
+}
+
+#[test]
+fn a_web_server_sending_many_files_gets_sendfile_advice() {
+    let Some(_) = program("python3", "python3") else { return };
+    // Debian's interpreter and its http.server, not a wrapper first on PATH.
+    let python = "/usr/bin/python3";
+    let d = tmp();
+    let www = d.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    let pages = 150;
+    for i in 0..pages {
+        // 200,000 bytes: four reads of Python's 64 KiB block each, then end of file.
+        let body: Vec<u8> = (0..200_000u32).map(|j| (j.wrapping_mul(31).wrapping_add(i * 7) % 251) as u8).collect();
+        std::fs::write(www.join(format!("p{i}.bin")), body).unwrap();
+    }
+    let port = free_port();
+    let out = d.path().join("http.json");
+    let child = syscluster()
+        .args(["record", "-q", "-o"])
+        .arg(&out)
+        .args(["--", python, "-m", "http.server", "--bind", "127.0.0.1", "--directory"])
+        .arg(&www)
+        .arg(port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start syscluster record");
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if start.elapsed() > Duration::from_secs(20) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let o = child.wait_with_output().unwrap();
+            panic!("http.server never listened on {port}: {}", stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for i in 0..pages {
+        let body = http_get(port, &format!("p{i}.bin"));
+        assert_eq!(body, std::fs::read(www.join(format!("p{i}.bin"))).unwrap(), "page {i}");
+    }
+    // Ctrl-C as a user stops it: http.server exits 0 on KeyboardInterrupt,
+    // and the recording is whole.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let o = wait_bounded(child, 30, "http.server after SIGINT");
+    assert!(o.status.success(), "record http.server: {:?}: {}", o.status, stderr(&o));
+    let p = Profile::load(&out).expect("the web server's profile");
+    // Each page is read in passing: the reads are one node, `many files`,
+    // and the sends one, the connections accepted from the listener.
+    let g = Graph(&p);
+    let (read, send) = ("read(many files)".to_string(), format!("sendto(accepted tcp 127.0.0.1:{port})"));
+    assert!(g.count(&read) >= 4 * pages as u64, "{:?}", g.heavy_edges(100));
+    assert!(g.count(&send) >= 4 * pages as u64, "{:?}", g.heavy_edges(100));
+    let (_, advice) = report_and_advise(&out);
+    check_no_wrong_advice("http.server", &p, &advice);
+    let found = rules(&advice);
+    assert!(
+        found.iter().any(|(rule, l)| rule == "sendfile" && l == &[read.clone(), send.clone()]),
+        "no sendfile for {read} → {send}: {found:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -176,6 +176,27 @@ pub struct Recommendation {
     /// Ranks of other recommendations that change some of the same calls:
     /// alternatives, whose savings do not add up.
     pub overlaps: Vec<u32>,
+    /// What the compiler plugin did with it, from its remarks (`advise
+    /// --remarks DIR`); absent without remarks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<CompilerVerdict>,
+}
+
+/// The compiler plugin's answer for one recommendation (crate::remarks).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CompilerVerdict {
+    /// A region of it was replaced (a `!Passed` remark).
+    pub applied: bool,
+    /// The pass decided (replaced or refused); false when it only matched
+    /// calls, or when no remark names the recommendation's code (`at`
+    /// empty: its sources were not compiled with the plan).
+    pub decided: bool,
+    /// `file:line` of the remark.
+    pub at: String,
+    /// The remark's name: `Clustered`, `Region`, `NoGain`, …
+    pub remark: String,
+    pub message: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

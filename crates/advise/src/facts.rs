@@ -186,6 +186,17 @@ impl<'p> Facts<'p> {
         } else {
             return None;
         };
+        // Keyed by what the descriptor is: a file by its path, and many
+        // files by none of theirs.
+        match n.key.descriptor.as_deref() {
+            Some(d) if d == syscluster_model::profile::MANY_FILES_DESCRIPTOR => return None,
+            Some(d) => {
+                if let Some(path) = d.strip_prefix("file ") {
+                    return self.p.io_patterns.iter().find(|io| io.path == path);
+                }
+            }
+            None => {}
+        }
         let c = n.count as f64;
         let mut found = self.p.io_patterns.iter().filter(|io| {
             let t = if dir == 0 { io.reads } else { io.writes } as f64;
@@ -200,9 +211,15 @@ impl<'p> Facts<'p> {
         self.kinds.get(id as usize).copied().flatten()
     }
 
-    /// `file`, `socket`, `device` or `unknown`.
+    /// `file`, `socket`, `device`, `pipe`, `other` or `unknown`: the I/O
+    /// pattern's kind where one matches the node, else what the node's
+    /// descriptor key says (a `many files` node matches no one file's
+    /// pattern, and is files).
     pub fn kind_of(&self, id: u32) -> &'p str {
-        self.io_of(id).map_or("unknown", |io| io.kind.as_str())
+        match self.io_of(id) {
+            Some(io) => io.kind.as_str(),
+            None => self.node(id).key.descriptor_kind().unwrap_or("unknown"),
+        }
     }
 
     /// The code locations of a node, most frequent first.

@@ -15,6 +15,7 @@ pub mod advice;
 pub mod cost;
 pub mod facts;
 pub mod plan;
+pub mod remarks;
 pub mod rules;
 pub mod text;
 
@@ -134,6 +135,7 @@ pub fn advise(p: &Profile, cost: &CostModel, host: &Host, opts: &AdviseOptions) 
             applicable_here: fd.applicable_here,
             how: fd.how,
             overlaps: Vec::new(),
+            compiler: None,
         });
     }
     // Appliable here first, then by saving; upper bounds after estimates of equal footing.

@@ -102,6 +102,9 @@ fn recommendation(out: &mut String, r: &Recommendation) {
         "    ",
         WIDTH,
     ));
+    if let Some(c) = &r.compiler {
+        out.push_str(&wrap(&format!("compiler: {}", compiler_line(c)), "    ", WIDTH));
+    }
     out.push('\n');
     out.push_str(&wrap(&r.explanation, "    ", WIDTH));
     for (name, code) in [("before", &r.before), ("after", &r.after)] {
@@ -255,4 +258,13 @@ pub fn render(a: &Advice) -> String {
         }
     }
     out
+}
+
+/// `advise --remarks`: what the compiler plugin did with a recommendation.
+fn compiler_line(c: &crate::advice::CompilerVerdict) -> String {
+    if c.at.is_empty() {
+        return "no remark at its code (its sources were not compiled with this plan by `syscluster cc`)".into();
+    }
+    let what = if c.applied { "applied" } else { "not applied" };
+    format!("{what} at {} ({}: {})", c.at, c.remark, c.message)
 }

@@ -895,6 +895,45 @@ fn a_server_sending_file_blocks_gets_sendfile() {
 }
 
 #[test]
+fn a_server_sending_many_files_gets_sendfile() {
+    // A web server sending 300 pages, each opened, read in two blocks with
+    // pread64, sent with writev and closed: under the descriptor key the
+    // reads are one node, `many files`, and the sends one node, the
+    // connection: a file node and a socket node whatever the I/O patterns.
+    let mut s = Sim::with_key(NodeKeyMode::Descriptor);
+    s.at(0x1010).call("socket", &[2, SOCK_STREAM, 0], 4);
+    s.at(0x1012).call("connect", &[4, 0x7000, 16], 0);
+    for page in 0..300 {
+        s.at(0x1020).open(&format!("/srv/www/page{page}.html"), 5);
+        for b in 0..2 {
+            s.at(0x1100).call("pread64", &[5, 0x5000, 16384, b * 16384], 16384);
+            s.at(0x1110).call("writev", &[4, 0x6000, 2], 16384 + 200);
+        }
+        s.at(0x1120).call("close", &[5], 0);
+    }
+    let p = s.finish();
+    assert!(p.nodes.iter().any(|n| n.syscall == "pread64" && n.key.descriptor.as_deref() == Some("many files")));
+    let a = run(&p);
+    let r = rec(&a, "sendfile");
+    assert_eq!(r.labels.len(), 2, "{:?}", r.labels);
+    assert!(r.labels[0].starts_with("pread64(many files"), "{:?}", r.labels);
+    assert!(r.labels[1].starts_with("writev(connected tcp"), "{:?}", r.labels);
+    assert!(r.after.contains("16384"), "{}", r.after);
+    // The same server writing to a pipe (a CGI's stdout) is no socket.
+    let mut s = Sim::with_key(NodeKeyMode::Descriptor);
+    s.at(0x1010).call("pipe2", &[0x7000, 0], 0);
+    for page in 0..300 {
+        s.at(0x1020).open(&format!("/srv/www/page{page}.html"), 5);
+        for b in 0..2 {
+            s.at(0x1100).call("pread64", &[5, 0x5000, 16384, b * 16384], 16384);
+            s.at(0x1110).call("writev", &[1, 0x6000, 2], 16384 + 200);
+        }
+        s.at(0x1120).call("close", &[5], 0);
+    }
+    assert!(!rules(&run(&s.finish())).contains("sendfile"));
+}
+
+#[test]
 fn no_keep_open_for_a_journal_written_and_unlinked_between_opens() {
     let mut s = Sim::new();
     for _ in 0..100 {

@@ -23,7 +23,7 @@ pub const FEW_CALLS_PER_FILE: u64 = 32;
 /// files`: a program's loop over files is one loop whatever their number.
 pub const MANY_FILES: usize = 16;
 /// The descriptor of that node.
-pub const MANY_FILES_NAME: &str = "many files";
+pub const MANY_FILES_NAME: &str = syscluster_model::profile::MANY_FILES_DESCRIPTOR;
 /// Value profile positions: the six arguments and the result.
 const POSITIONS: usize = 7;
 

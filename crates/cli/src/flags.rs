@@ -283,6 +283,10 @@ pub struct AdviseArgs {
     /// Also write the plan (docs/PLAN_FORMAT.md) for `syscluster run --plan`.
     #[arg(long, value_name = "PLAN")]
     pub plan_out: Option<PathBuf>,
+    /// Say for each recommendation whether the compiler applied it, from the
+    /// remarks `syscluster cc --plan PLAN --remarks DIR` kept (docs/COMPILER.md).
+    #[arg(long, value_name = "DIR")]
+    pub remarks: Option<PathBuf>,
     /// The calibration to use [default: $XDG_CACHE_HOME/syscluster/calibration.json].
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,

@@ -172,6 +172,10 @@ impl Node {
     }
 }
 
+/// The descriptor of a node folding a call made in passing on many files
+/// (docs/PROFILE_FORMAT.md, "The `descriptor` key").
+pub const MANY_FILES_DESCRIPTOR: &str = "many files";
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(deny_unknown_fields)]
 pub struct NodeKey {
@@ -201,6 +205,27 @@ impl NodeKey {
     /// their keys (keyed by name) count as the same: the key cannot tell.
     pub fn same_descriptor(&self, other: &NodeKey) -> bool {
         self.fd == other.fd && self.descriptor == other.descriptor
+    }
+
+    /// The kind of file behind the node's descriptor, from what it is
+    /// (`node_key` `descriptor`), in the words of the I/O patterns' `kind`:
+    /// `file` (`file PATH`, `temp file in DIR`, `many files`), `device`
+    /// (`file /dev/…`), `socket` (`socket`, `listen`, `accepted`,
+    /// `connected`, `socketpair`), `pipe`, or `other` (`epoll`, `eventfd`,
+    /// …). None when the key cannot say: keyed by number, or a descriptor
+    /// the recording did not see made (`stdin`, `inherited fd N`, …).
+    pub fn descriptor_kind(&self) -> Option<&'static str> {
+        let d = self.descriptor.as_deref()?;
+        let word = d.split(' ').next().unwrap_or(d);
+        Some(match word {
+            "many" if d == MANY_FILES_DESCRIPTOR => "file",
+            "file" if d.starts_with("file /dev/") => "device",
+            "file" | "temp" => "file",
+            "socket" | "listen" | "accepted" | "connected" | "socketpair" => "socket",
+            "pipe" => "pipe",
+            "stdin" | "stdout" | "stderr" | "inherited" => return None,
+            _ => "other",
+        })
     }
 
     /// The descriptor as a label: `3`, `file /etc/hosts`.

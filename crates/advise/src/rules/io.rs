@@ -533,7 +533,7 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     for e in &f.p.edges {
         let (a, b) = (f.node(e.from), f.node(e.to));
         if !matches!(a.syscall.as_str(), "read" | "pread64")
-            || !matches!(b.syscall.as_str(), "write" | "writev" | "sendmsg")
+            || !matches!(b.syscall.as_str(), "write" | "writev" | "sendmsg" | "sendto")
             || f.kind_of(e.from) != "file"
             || f.kind_of(e.to) != "socket"
         {
@@ -544,8 +544,11 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             continue;
         }
         let w = e.weight;
-        // Most reads of the node are followed by the send.
-        if !f.big_enough(w, 2 * w) || (w as f64) < 0.8 * a.count as f64 {
+        // At least half the reads of the node are followed by the send: a
+        // file sent in one block is read twice (the block, then end of
+        // file), and a `many files` node also holds the program's other
+        // reads in passing (an interpreter's imports).
+        if !f.big_enough(w, 2 * w) || 2 * w < a.count {
             continue;
         }
         if out.iter().any(|o| o.nodes.contains(&e.from) && o.nodes.contains(&e.to)) {
@@ -577,6 +580,7 @@ fn file_to_socket(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         let send = match b.syscall.as_str() {
             "writev" => format!("writev({sock}, iov /* headers, then buf */, iovcnt)"),
             "sendmsg" => format!("sendmsg({sock}, &msg /* buf */, flags)"),
+            "sendto" => format!("send({sock}, buf, n, flags)"),
             _ => format!("write({sock}, buf, n)"),
         };
         out.push(Finding {

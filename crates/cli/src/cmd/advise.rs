@@ -35,7 +35,11 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
     };
     let (cal, cal_path) = calibration_for(&choice, &host)?;
     let opts = AdviseOptions { min_repeats: a.min_repeats.max(1), ..Default::default() };
-    let advice = advice(&profile, cal.as_ref(), cal_path, &host, &opts);
+    let mut advice = advice(&profile, cal.as_ref(), cal_path, &host, &opts);
+    if let Some(dir) = &a.remarks {
+        let remarks = syscluster_advise::remarks::load_dir(dir).map_err(Failure::new)?;
+        syscluster_advise::remarks::annotate(&mut advice.recommendations, &remarks);
+    }
     let bytes = match a.format {
         AdviseFormatArg::Text => syscluster_advise::text::render(&advice).into_bytes(),
         AdviseFormatArg::Json => {
