@@ -102,6 +102,19 @@ pub struct TracerTaken {
     pub recorded_ns: f64,
 }
 
+/// A call's cost as `fixed_ns + per_byte_ns × bytes`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Line {
+    pub fixed_ns: f64,
+    pub per_byte_ns: f64,
+}
+
+impl Line {
+    pub fn at(&self, bytes: f64) -> f64 {
+        self.fixed_ns + self.per_byte_ns * bytes
+    }
+}
+
 pub struct CostModel<'a> {
     cal: Option<&'a Calibration>,
     run: Run,
@@ -199,6 +212,26 @@ impl<'a> CostModel<'a> {
     /// A calibrated call (one the rewrite makes instead), if measured.
     pub fn call(&self, syscall: &str, on: &str, bytes: u64) -> Option<f64> {
         self.cal.and_then(|c| c.cost(syscall, on, bytes))
+    }
+
+    /// The calibrated line `fixed + per_byte × bytes` of `syscall` on `on`
+    /// (crossing included in `fixed`), for transfers of about its smaller
+    /// size or more (a mean a little under it: the last block of a file is
+    /// short).
+    pub fn line(&self, syscall: &str, on: &str, bytes: u64) -> Option<Line> {
+        let k = self.cal?.kernel_fixed(syscall, on)?;
+        (bytes >= k.small_bytes - k.small_bytes / 8)
+            .then(|| Line { fixed_ns: k.fixed_ns.max(self.crossing()), per_byte_ns: k.per_byte_ns })
+    }
+
+    /// `syscall` as the program made it (`price`, moving `bytes` per call)
+    /// split on the calibrated line: the fixed work per call is the
+    /// calibration's, the rest of the price is the program's own work per
+    /// byte (its kernel times say how fast its bytes move; the fixed work
+    /// is not in proportion to them).
+    pub fn program_line(&self, syscall: &str, on: &str, bytes: u64, price: Priced) -> Option<Line> {
+        let l = self.line(syscall, on, bytes)?;
+        Some(Line { fixed_ns: l.fixed_ns, per_byte_ns: ((price.ns - l.fixed_ns) / bytes.max(1) as f64).max(0.0) })
     }
 
     /// The bases used, as one phrase.

@@ -14,6 +14,7 @@ pub mod cost;
 pub mod facts;
 pub mod host;
 pub mod measure;
+pub mod measure_kernel;
 pub mod plan;
 pub mod rules;
 pub mod text;

@@ -389,6 +389,9 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
             s,
         );
     }
+    let mut kernel_lines = Vec::new();
+    let kernel =
+        crate::measure_kernel::fixed_costs(opts, sfd, SRC_LEN, dfd, &mut |l| kernel_lines.push(l.to_string()))?;
     drop(dst);
     drop(src);
 
@@ -460,6 +463,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
         }
     }
 
+    kernel_lines.iter().for_each(|l| progress(l));
     let multicall = match &opts.mc_calibrate {
         Some((tool, out)) => {
             progress(&format!("running {} (libmulticall's backends by batch size)", tool.display()));
@@ -480,6 +484,7 @@ pub fn measure(opts: &MeasureOptions, progress: &mut dyn FnMut(&str)) -> io::Res
         costs,
         multicall,
         tracers: Vec::new(),
+        kernel,
     })
 }
 
