@@ -243,6 +243,36 @@ fn pread_for_seek_then_read() {
 }
 
 #[test]
+fn a_call_whose_recorded_time_is_mostly_the_recorders_is_priced_by_the_calibration() {
+    // lseek → read recorded with BPF; the recorder adds 300 ns inside each
+    // call (with_tracer).
+    let seeks = |kernel| {
+        let mut s = Sim::new();
+        s.backend = "bpf";
+        s.kernel = Some(kernel);
+        s.at(0x1010).open("/tmp/data", 3);
+        for i in 0..200 {
+            s.at(0x1080).call("lseek", &[3, i * 512, 0], i * 512);
+            s.at(0x1090).call("read", &[3, 0x5000, 512], 512);
+        }
+        let p = s.finish();
+        let cal = with_tracer(calibration());
+        let cost = CostModel::new(&p, Some(&cal), None);
+        let a = advise(&p, &cost, &AdviseOptions { kmod_device: "/nonexistent".into(), ..Default::default() });
+        rec(&a, "pread").saving.clone()
+    };
+    // 450 ns recorded, 300 of them the recorder's: the calibrated lseek (200 ns).
+    let s = seeks(450);
+    assert!((s.ns - 200.0 * 200.0).abs() < 1e-6, "{}", s.ns);
+    assert!(s.basis.contains("calls timed on this machine"), "{}", s.basis);
+    // 1,000 ns recorded: the profile resolves it, 700 ns of kernel work
+    // plus the crossing (200 ns).
+    let s = seeks(1000);
+    assert!((s.ns - 200.0 * 900.0).abs() < 1e-6, "{}", s.ns);
+    assert!(s.basis.contains("the profile's kernel times"), "{}", s.basis);
+}
+
+#[test]
 fn pwrite_is_not_said_to_be_fused_by_seek_pread() {
     // libmulticall's fusion backend fuses lseek with read (seek_pread) only.
     let mut s = Sim::new();
