@@ -61,9 +61,9 @@ fn bench(opts: &MeasureOptions, mut run: impl FnMut(u64)) -> Sample {
     }
     let mut per: Vec<f64> = (0..opts.samples.max(1))
         .map(|_| {
-            let t = Instant::now();
+            let t = crate::measure_kernel::thread_cpu_ns();
             run(n);
-            t.elapsed().as_nanos() as f64 / n as f64
+            (crate::measure_kernel::thread_cpu_ns() - t) as f64 / n as f64
         })
         .collect();
     per.sort_by(f64::total_cmp);
