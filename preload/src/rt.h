@@ -322,6 +322,8 @@ void sc_plan_tsc(unsigned long mode) SC_HIDDEN;
 void sc_plan_report(void) SC_HIDDEN;
 size_t sc_plan_buffer(void) SC_HIDDEN;
 size_t sc_plan_max_threshold(void) SC_HIDDEN;
+/* -v: a write the wrappers saw, deferred or (r == SC_DIRECT) not (why.c). */
+void sc_why_write(int fd, size_t n, size_t threshold, long r) SC_HIDDEN;
 size_t sc_plan_write_site(const void *ra) SC_HIDDEN;
 long sc_plan_id(const void *ra, long nr) SC_HIDDEN;
 int sc_plan_syscall(const void *ra, uintptr_t csp, long n, long a, long b, long *ret) SC_HIDDEN;

@@ -82,12 +82,17 @@ static ssize_t do_write(int fd, const void *buf, size_t n, ssize_t (*real)(int, 
     if (sc_mode() == SC_OFF || sc_vfork_child())
         return real(fd, buf, n);
     size_t thr = write_threshold(ra);
-    if (thr == 0 && !sc_busy())
+    if (thr == 0 && !sc_busy()) {
+        if (sc_unlikely(G.verbose))
+            sc_why_write(fd, n, 0, SC_DIRECT);
         return real(fd, buf, n); /* a plan's other writes, with nothing pending */
+    }
     struct iovec v = {(void *)buf, n};
     sc_enter();
     long r = sc_write_iov(fd, &v, 1, n, thr);
     sc_leave();
+    if (sc_unlikely(G.verbose))
+        sc_why_write(fd, n, thr, r);
     if (r == SC_DIRECT)
         return real(fd, buf, n);
     if (r < 0) {
@@ -112,8 +117,11 @@ SC_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     if (sc_mode() == SC_OFF || sc_vfork_child() || iovcnt <= 0 || iovcnt > 1024)
         return SC_REAL(writev)(fd, iov, iovcnt);
     size_t thr = write_threshold(__builtin_return_address(0));
-    if (thr == 0 && !sc_busy())
+    if (thr == 0 && !sc_busy()) {
+        if (sc_unlikely(G.verbose))
+            sc_why_write(fd, 0, 0, SC_DIRECT);
         return SC_REAL(writev)(fd, iov, iovcnt);
+    }
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
@@ -123,6 +131,8 @@ SC_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
     sc_enter();
     long r = sc_write_iov(fd, iov, iovcnt, total, thr);
     sc_leave();
+    if (sc_unlikely(G.verbose))
+        sc_why_write(fd, total, thr, r);
     if (r == SC_DIRECT)
         return SC_REAL(writev)(fd, iov, iovcnt);
     if (r < 0) {

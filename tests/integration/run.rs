@@ -194,3 +194,32 @@ fn the_small_binary_runs_programs_as_the_full_cli_does() {
     let o = run(syscluster().args(["--version"]));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("syscluster "));
 }
+
+#[test]
+fn run_verbose_says_why_nothing_was_deferred() {
+    let d = tmp();
+    let file = d.path().join("w");
+    let why = |args: &[&str], out: &std::path::Path, n: &str| {
+        let o = run(syscluster().args(["run", "-v"]).args(args).arg("--").arg(corpus("write8")).arg(out).arg(n));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<String> =
+            stderr(&o).lines().filter(|l| l.contains("nothing deferred")).map(str::to_string).collect();
+        assert!(lines.len() <= 1, "one line per process: {lines:?}");
+        lines.into_iter().next().unwrap_or_default()
+    };
+    // A character device: the short writes go straight through.
+    let l = why(&["--coalesce-writes"], std::path::Path::new("/dev/null"), "100");
+    assert!(l.contains("write8[") && l.contains("of 100 write/writev calls, 100 to terminals or devices"), "{l}");
+    // Writes as large as the size to defer below.
+    let l = why(&["--coalesce-writes=8"], &file, "100");
+    assert!(l.contains("100 as large as the size to defer below or larger (8 B)"), "{l}");
+    // A file's first short writes go straight through.
+    let l = why(&["--coalesce-writes"], &file, "3");
+    assert!(l.contains("3 short, to regular files the runtime does not defer"), "{l}");
+    // Deferred: nothing to explain.
+    assert_eq!(why(&["--coalesce-writes"], &file, "1000"), "");
+    // A program that writes nothing through libc.
+    let o = run(syscluster().args(["run", "-v", "--coalesce-writes", "--", "true"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("]: nothing deferred: no write or writev went through libc"), "{}", stderr(&o));
+}

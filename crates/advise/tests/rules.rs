@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use syscluster_advise::advice::{Advice, Evidence};
-use syscluster_advise::calibration::{Calibration, CallCost, Crossing, Machine, CALIBRATION_VERSION};
+use syscluster_advise::calibration::{Calibration, CallCost, Crossing, KernelFixed, Machine, CALIBRATION_VERSION};
 use syscluster_advise::plan::Plan;
 use syscluster_advise::{advise, AdviseOptions, CostModel};
 use syscluster_analysis::{BuilderOptions, ProfileBuilder};
@@ -146,6 +146,28 @@ fn calibration() -> Calibration {
         ],
         multicall: None,
         tracers: Vec::new(),
+        kernel: vec![
+            fixed("read", 450.0, 0.035),
+            fixed("write", 1700.0, 0.17),
+            KernelFixed { small_bytes: 65536, large_bytes: 1048576, ..fixed("copy_file_range", 2000.0, 0.1) },
+        ],
+    }
+}
+
+/// A calibrated line: `fixed_ns` per call (crossing included) and
+/// `per_byte_ns`, from 4 KiB up.
+fn fixed(syscall: &str, fixed_ns: f64, per_byte_ns: f64) -> KernelFixed {
+    KernelFixed {
+        syscall: syscall.into(),
+        on: "file".into(),
+        small_bytes: 4096,
+        large_bytes: 131072,
+        fixed_ns,
+        per_byte_ns,
+        fixed_median_ns: fixed_ns,
+        per_byte_median_ns: per_byte_ns,
+        rounds: 9,
+        what: String::new(),
     }
 }
 
@@ -237,6 +259,36 @@ fn pread_for_seek_then_read() {
 }
 
 #[test]
+fn a_call_whose_recorded_time_is_mostly_the_recorders_is_priced_by_the_calibration() {
+    // lseek → read recorded with BPF; the recorder adds 300 ns inside each
+    // call (with_tracer).
+    let seeks = |kernel| {
+        let mut s = Sim::new();
+        s.backend = "bpf";
+        s.kernel = Some(kernel);
+        s.at(0x1010).open("/tmp/data", 3);
+        for i in 0..200 {
+            s.at(0x1080).call("lseek", &[3, i * 512, 0], i * 512);
+            s.at(0x1090).call("read", &[3, 0x5000, 512], 512);
+        }
+        let p = s.finish();
+        let cal = with_tracer(calibration());
+        let cost = CostModel::new(&p, Some(&cal), None);
+        let a = advise(&p, &cost, &host(), &AdviseOptions::default());
+        rec(&a, "pread").saving.clone()
+    };
+    // 450 ns recorded, 300 of them the recorder's: the calibrated lseek (200 ns).
+    let s = seeks(450);
+    assert!((s.ns - 200.0 * 200.0).abs() < 1e-6, "{}", s.ns);
+    assert!(s.basis.contains("calls timed on this machine"), "{}", s.basis);
+    // 1,000 ns recorded: the profile resolves it, 700 ns of kernel work
+    // plus the crossing (200 ns).
+    let s = seeks(1000);
+    assert!((s.ns - 200.0 * 900.0).abs() < 1e-6, "{}", s.ns);
+    assert!(s.basis.contains("the profile's kernel times"), "{}", s.basis);
+}
+
+#[test]
 fn pwrite_is_not_said_to_be_fused_by_seek_pread() {
     // libmulticall's fusion backend fuses lseek with read (seek_pread) only.
     let mut s = Sim::new();
@@ -322,6 +374,82 @@ fn copy_loop_gets_offload_larger_block_and_looped_multicall() {
     let fusion = s.backends.iter().find(|b| b.backend == "fusion").unwrap();
     assert!(fusion.can_run && fusion.why.contains("copy_file_range"), "{}", fusion.why);
     assert!(s.specialization.iter().any(|v| v.syscall == "read" && v.arg == "count" && v.value == 4096));
+}
+
+/// The copy loop of `copy_loop`, recorded with BPF: every call shows
+/// `kernel` ns in the kernel.
+fn traced_copy_loop(blocks: u64, kernel: u64) -> Profile {
+    let mut s = Sim::new();
+    s.backend = "bpf";
+    s.kernel = Some(kernel);
+    s.at(0x1010).open("/tmp/in", 3);
+    s.at(0x1020).call_path("openat", &[-100, 0x1000, 0x241, 0o666], 4, Some(b"/tmp/out"));
+    for i in 0..blocks {
+        let n = if i + 1 == blocks { 832 } else { 4096 };
+        s.at(0x1100).call("read", &[3, 0x5000, 4096], n);
+        s.at(0x1110).call("write", &[4, 0x5000, n], n);
+    }
+    s.at(0x1100).call("read", &[3, 0x5000, 4096], 0);
+    s.finish()
+}
+
+#[test]
+fn a_larger_block_saves_the_crossing_and_the_fixed_kernel_work_of_each_call_removed() {
+    // Priced from the calibration: read 600 ns and write 3,000 ns at 4 KiB;
+    // the lines: read 450 ns + 0.035 ns/B, write 1,700 ns + 0.17 ns/B.
+    let p = copy_loop(1000, true);
+    let total = 999.0 * 4096.0 + 832.0;
+    let (w, w2) = (1000.0, (total / 131072.0_f64).ceil());
+    let lb = rec(&run(&p), "larger-block").saving.clone();
+    // The program's own work per byte: its price less the fixed work.
+    let per_byte = (600.0 - 450.0) / 4096.0 + (3000.0 - 1700.0) / 4096.0;
+    let expect = w * 3600.0 - w2 * (450.0 + 1700.0) - per_byte * total;
+    assert!((lb.ns - expect).abs() < 1.0, "{} vs {expect}", lb.ns);
+    // That is the fixed work of the calls removed (and the bytes the last
+    // short block did not move).
+    let removed = (w - w2) * (450.0 + 1700.0) + per_byte * (w * 4096.0 - total);
+    assert!((lb.ns - removed).abs() < 1.0, "{} vs {removed}", lb.ns);
+    assert!(lb.assumes.contains("fixed work per call (450 ns per read, 1700 ns per write"), "{}", lb.assumes);
+    // Without the lines (an older calibration) the after calls are the
+    // calibrated 128 KiB ones.
+    let mut cal = calibration();
+    cal.kernel.clear();
+    let cost = CostModel::new(&p, Some(&cal), None);
+    let a = advise(&p, &cost, &host(), &AdviseOptions::default());
+    let old = &rec(&a, "larger-block").saving;
+    assert!((old.ns - (w * 3600.0 - w2 * (5000.0 + 24000.0))).abs() < 1.0, "{}", old.ns);
+}
+
+#[test]
+fn the_recorded_runs_pace_cancels_out_of_a_larger_blocks_saving() {
+    // The same loop recorded twice, its calls twice as slow the second
+    // time (a busier machine, colder caches): the work per byte doubled,
+    // the calls removed and their fixed work did not.
+    let cal = calibration();
+    let saving = |kernel| {
+        let p = traced_copy_loop(1000, kernel);
+        let cost = CostModel::new(&p, Some(&cal), None);
+        let a = advise(&p, &cost, &host(), &AdviseOptions::default());
+        (rec(&a, "larger-block").saving.clone(), rec(&a, "copy-offload").saving.clone())
+    };
+    let (lb1, cf1) = saving(3000);
+    let (lb2, cf2) = saving(6000);
+    assert!(lb2.before_ns > 1.9 * lb1.before_ns, "{} {}", lb1.before_ns, lb2.before_ns);
+    assert!((lb1.ns - lb2.ns).abs() < 0.01 * lb1.ns, "larger-block {} vs {}", lb1.ns, lb2.ns);
+    // copy_file_range's work per byte follows the program's (at the
+    // calibrated ratio 0.1 / (0.035 + 0.17)): the saving grows with the
+    // per-byte work, less than in proportion.
+    assert!(cf2.ns > cf1.ns && cf2.ns < 2.0 * cf1.ns, "copy-offload {} vs {}", cf1.ns, cf2.ns);
+    let total = 999.0 * 4096.0 + 832.0;
+    let crossing = 200.0;
+    let expect = |k: f64| {
+        // Per byte of the mean block, 4,093 B (the last one is short).
+        let per_byte = ((crossing + k - 450.0) + (crossing + k - 1700.0)) / (total / 1000.0_f64).round();
+        let level = per_byte / (0.035 + 0.17);
+        1000.0 * 2.0 * (crossing + k) - (2000.0 + 0.1 * level * total) - crossing
+    };
+    assert!((cf1.ns - expect(3000.0)).abs() < 1.0, "{} vs {}", cf1.ns, expect(3000.0));
+    assert!((cf2.ns - expect(6000.0)).abs() < 1.0, "{} vs {}", cf2.ns, expect(6000.0));
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! nor `/dev`.
 
 pub mod host;
+pub mod kernel;
 pub mod measure;
 pub mod tracers;
 

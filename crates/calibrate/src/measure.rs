@@ -16,7 +16,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use syscluster_model::calibration::{
-    Calibration, CallCost, Crossing, MulticallFigures, TracerCost, CALIBRATION_VERSION,
+    Calibration, CallCost, Crossing, KernelFixed, MulticallFigures, TracerCost, CALIBRATION_VERSION,
 };
 use syscluster_model::host::Host;
 use syscluster_record::{Backend, Mode};
@@ -82,6 +82,8 @@ pub enum Fills {
     Multicall,
     /// One entry of `tracers`: a recorder's own cost.
     Tracer,
+    /// `kernel`: the fixed and per-byte work of the transfers (kernel.rs).
+    Kernel,
 }
 
 /// What a measurement needs of the host.
@@ -104,6 +106,7 @@ pub enum Figure {
     Timed(Sample),
     Multicall(MulticallFigures),
     Tracer(TracerCost),
+    Kernel(Vec<KernelFixed>),
     /// Not measured, and why (a recorder that cannot run here).
     Absent(String),
 }
@@ -128,6 +131,7 @@ impl Fills {
             Fills::Cost { syscall, on } => format!("costs[{syscall}, {}]", if on.is_empty() { "-" } else { on }),
             Fills::Multicall => "multicall".into(),
             Fills::Tracer => "tracers".into(),
+            Fills::Kernel => "kernel".into(),
         }
     }
 }
@@ -346,6 +350,21 @@ pub const TABLE: &[Measurement] = &[
         run: sendmmsg_udp,
     },
     // libmulticall's backends by batch size.
+    // The kernel's fixed work per call of the transfers a larger block or a
+    // kernel copy removes (kernel.rs): read, write and copy_file_range at two
+    // sizes each, in alternating batches, fitted as fixed + per byte.
+    Measurement {
+        name: "kernel-fixed-work",
+        fills: Fills::Kernel,
+        sizes: NONE,
+        unit: "ns per call + ns per byte",
+        needs: Needs::Nothing,
+        how: "read and appending write of a page-cached file at 4 KiB and 128 KiB, copy_file_range at 64 KiB and 1 MiB, alternately",
+        run: |b, _| {
+            let (src, dst) = (b.source()?, b.dest()?);
+            Ok(Figure::Kernel(crate::kernel::fixed_costs(b.opts, src, SRC_LEN, dst)?))
+        },
+    },
     Measurement {
         name: "mc-calibrate",
         fills: Fills::Multicall,
@@ -405,6 +424,7 @@ pub fn measure_rows(
     let mut costs = Vec::new();
     let mut multicall = None;
     let mut tracers = Vec::new();
+    let mut kernel = Vec::new();
     for m in table {
         if let Some(why) = m.needs.missing(opts, host) {
             progress(&format!("{}: not measured ({why})", m.name));
@@ -448,6 +468,15 @@ pub fn measure_rows(
                     ));
                     tracers.push(t);
                 }
+                (Figure::Kernel(lines), Fills::Kernel) => {
+                    for k in &lines {
+                        progress(&format!(
+                            "{:<16} {:<5} fixed {:>7.1} ns per call + {:.4} ns/B (median of the rounds {:.1} ns + {:.4} ns/B)",
+                            k.syscall, k.on, k.fixed_ns, k.per_byte_ns, k.fixed_median_ns, k.per_byte_median_ns
+                        ));
+                    }
+                    kernel.extend(lines);
+                }
                 _ => {
                     return Err(io::Error::other(format!(
                         "measurement {} gave a figure {} does not hold",
@@ -481,6 +510,7 @@ pub fn measure_rows(
         costs,
         multicall,
         tracers,
+        kernel,
     })
 }
 
@@ -541,11 +571,14 @@ impl<'o> Bench<'o> {
             }
             n *= 4;
         }
+        // Timed by the thread's CPU time, not the wall clock: on a shared
+        // machine a batch is often preempted, and others' time is no cost of
+        // the calls (kernel.rs, thread_cpu_ns).
         let mut per: Vec<f64> = (0..opts.samples.max(1))
             .map(|_| {
-                let t = Instant::now();
+                let t = crate::kernel::thread_cpu_ns();
                 run(n);
-                t.elapsed().as_nanos() as f64 / n as f64
+                (crate::kernel::thread_cpu_ns() - t) as f64 / n as f64
             })
             .collect();
         per.sort_by(f64::total_cmp);

@@ -32,6 +32,37 @@ pub struct Calibration {
     /// out of a profile's duration and kernel times before estimating.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tracers: Vec<TracerCost>,
+    /// The kernel's fixed work per call of the transfers a rewrite resizes
+    /// (read, write, copy_file_range on files), fitted from two sizes timed
+    /// alternately; absent in calibrations by an older syscluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel: Vec<KernelFixed>,
+}
+
+/// One call's cost as `fixed_ns + per_byte_ns × bytes`, for sizes from
+/// `small_bytes` up (below a page a write shares its folio with the next
+/// ones, and the line does not hold: the costs by size do).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KernelFixed {
+    pub syscall: String,
+    /// As in [`CallCost::on`].
+    pub on: String,
+    /// The two sizes timed, alternately.
+    pub small_bytes: u64,
+    pub large_bytes: u64,
+    /// The work per call whatever the size, crossing included, ns (the fit
+    /// through the least disturbed batch of each size).
+    pub fixed_ns: f64,
+    /// The work per byte, ns.
+    pub per_byte_ns: f64,
+    /// The medians of the fits of each round: their spread.
+    pub fixed_median_ns: f64,
+    pub per_byte_median_ns: f64,
+    /// Rounds of the two sizes.
+    pub rounds: u32,
+    /// What exactly was timed.
+    pub what: String,
 }
 
 /// The recorder's own cost per recorded call, with one backend and mode:
@@ -260,6 +291,14 @@ impl Calibration {
         }) {
             return Err(format!("the tracer cost of {}/{} is not a non-negative number", t.backend, t.mode));
         }
+        if let Some(k) = self.kernel.iter().find(|k| {
+            !(k.fixed_ns.is_finite()
+                && k.per_byte_ns.is_finite()
+                && k.per_byte_ns >= 0.0
+                && k.small_bytes < k.large_bytes)
+        }) {
+            return Err(format!("the fixed cost of {} on {} is not a valid fit", k.syscall, k.on));
+        }
         Ok(())
     }
 
@@ -267,6 +306,11 @@ impl Calibration {
     /// in `mode`, if measured.
     pub fn tracer(&self, backend: &str, mode: &str) -> Option<&TracerCost> {
         self.tracers.iter().find(|t| t.backend == backend && t.mode == mode)
+    }
+
+    /// The fixed and per-byte work of `syscall` on `on`, if fitted.
+    pub fn kernel_fixed(&self, syscall: &str, on: &str) -> Option<&KernelFixed> {
+        self.kernel.iter().find(|k| k.syscall == syscall && k.on == on)
     }
 
     /// Loads the calibration at `path` and checks that it was made here.
@@ -287,6 +331,11 @@ impl Calibration {
     pub fn older(&self, path: &Path) -> Option<String> {
         if self.tracers.iter().any(|t| t.backend == "bpf" && t.mode == "events" && t.cpu_per_call_ns.is_none()) {
             return Some("made by an older syscluster: no CPU cost per recorded call for BPF events".into());
+        }
+        if !self.costs.is_empty() && self.kernel.is_empty() {
+            return Some(
+                "made by an older syscluster: no fixed kernel work per call of read, write and copy_file_range".into(),
+            );
         }
         let mc = path.with_file_name("multicall-calibration.json");
         match std::fs::read(&mc) {
@@ -379,6 +428,22 @@ mod tests {
             ],
             multicall: None,
             tracers: Vec::new(),
+            kernel: vec![fixed("read", 400.0, 0.1), fixed("write", 2000.0, 0.2)],
+        }
+    }
+
+    fn fixed(syscall: &str, fixed_ns: f64, per_byte_ns: f64) -> KernelFixed {
+        KernelFixed {
+            syscall: syscall.into(),
+            on: "file".into(),
+            small_bytes: 4096,
+            large_bytes: 131072,
+            fixed_ns,
+            per_byte_ns,
+            fixed_median_ns: fixed_ns,
+            per_byte_median_ns: per_byte_ns,
+            rounds: 9,
+            what: String::new(),
         }
     }
 
@@ -438,6 +503,14 @@ mod tests {
         c.tracers = vec![tracer(Some(120.0))];
         c.save(&p).unwrap();
         assert!(Calibration::load_for(&p, &here).unwrap().is_some());
+        let kernel = std::mem::take(&mut c.kernel);
+        c.save(&p).unwrap();
+        let e = Calibration::load_for(&p, &here).unwrap_err().to_string();
+        assert!(e.starts_with("stale calibration") && e.contains("fixed kernel work"), "{e}");
+        c.kernel = kernel;
+        c.save(&p).unwrap();
+        assert_eq!(c.kernel_fixed("write", "file").map(|k| k.fixed_ns), Some(2000.0));
+        assert!(c.kernel_fixed("write", "udp").is_none());
         let mc = d.path().join("multicall-calibration.json");
         std::fs::write(&mc, r#"{"format_version": 1, "costs_ns": {"crossing": 150}}"#).unwrap();
         let e = Calibration::load_for(&p, &here).unwrap_err().to_string();
@@ -479,5 +552,9 @@ mod tests {
         c.crossing.syscall_ns = 0.0;
         std::fs::write(&p, serde_json::to_vec(&c).unwrap()).unwrap();
         assert!(Calibration::load(&p).unwrap_err().to_string().contains("not positive"));
+        let mut c = cal();
+        c.kernel[0].large_bytes = c.kernel[0].small_bytes;
+        std::fs::write(&p, serde_json::to_vec(&c).unwrap()).unwrap();
+        assert!(Calibration::load(&p).unwrap_err().to_string().contains("not a valid fit"));
     }
 }

@@ -406,13 +406,41 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         };
         let chunks = total_bytes.div_ceil(1 << 30).max(1);
         let crossing = Priced { ns: cost.crossing(), basis: Basis::Calibrated };
-        let (before, after, assumes) = match cost.call("copy_file_range", "file", total_bytes / chunks) {
-            Some(ns) if mech == "copy_file_range" && bytes_known => (
+        let lines = (
+            cost.program_line("read", "file", size, rd),
+            cost.program_line("write", on_out, size, wr),
+            cost.line("read", "file", size),
+            cost.line("write", on_out, size),
+            cost.line("copy_file_range", "file", total_bytes / chunks),
+        );
+        let (before, after, assumes) = match (cost.call("copy_file_range", "file", total_bytes / chunks), lines) {
+            (_, (Some(pr), Some(pw), Some(cr), Some(cw), Some(cfr))) if mech == "copy_file_range" && bytes_known => {
+                // The kernel copy's work per byte, at the calibrated ratio
+                // to read + write's, applied to the program's own: what the
+                // recorded run and the calibration disagree on (how fast
+                // this machine's memory moved bytes then) cancels.
+                let cal_rw = cr.per_byte_ns + cw.per_byte_ns;
+                let level = if cal_rw > 0.0 { (pr.per_byte_ns + pw.per_byte_ns) / cal_rw } else { 1.0 };
+                let per_chunk = cfr.at(level * (total_bytes / chunks) as f64);
+                (
+                    vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
+                    vec![Part::new(chunks as f64, Priced { ns: per_chunk, basis: Basis::Calibrated }), Part::new(1.0, crossing)],
+                    format!(
+                        "{} copied by {} copy_file_range call(s) plus the last one that returns 0; each read and write removed saves its crossing and the kernel's fixed work per call ({:.0} and {:.0} ns, calibrated), and the kernel copies each byte once instead of twice (copy_file_range's work per byte is {:.0} % of read + write's, calibrated)",
+                        bytes(total_bytes),
+                        chunks,
+                        pr.fixed_ns,
+                        pw.fixed_ns,
+                        if cal_rw > 0.0 { 100.0 * cfr.per_byte_ns / cal_rw } else { 100.0 }
+                    ),
+                )
+            }
+            (Some(ns), _) if mech == "copy_file_range" && bytes_known => (
                 vec![Part::new(w as f64, rd), Part::new(w as f64, wr)],
                 vec![Part::new(chunks as f64, Priced { ns, basis: Basis::Calibrated }), Part::new(1.0, crossing)],
                 format!("{} copied by {} copy_file_range call(s) plus the last one that returns 0, at the calibrated cost per byte", bytes(total_bytes), chunks),
             ),
-            _ => {
+            (_, _) => {
                 let c = Priced { ns: cost.crossing(), basis: if cost.calibrated() { Basis::Calibrated } else { Basis::CrossingOnly } };
                 (
                     vec![Part::new(2.0 * w as f64, c)],
@@ -467,14 +495,31 @@ fn copy_loops(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         }
         let b = b as u64;
         let w2 = total_bytes.div_ceil(block);
-        let (before, after, assumes) = if cost.calibrated() {
+        let (rb, wb) = (cost.node_call(l.read, "read", "file", b), cost.node_call(l.write, "write", on_out, b));
+        let lines = (cost.program_line("read", "file", b, rb), cost.program_line("write", on_out, b, wb));
+        let (before, after, assumes) = if let (Some(lr), Some(lw)) = lines {
+            // Blocks of a page or more: the same bytes, so the same work per
+            // byte (the program's, from its own prices); what goes with
+            // each call removed is its crossing and the kernel's fixed work.
+            let per = total_bytes as f64 / w2 as f64;
+            let price = |line: crate::cost::Line| Priced { ns: line.at(per), basis: Basis::Calibrated };
+            (
+                vec![Part::new(w as f64, rb), Part::new(w as f64, wb)],
+                vec![Part::new(w2 as f64, price(lr)), Part::new(w2 as f64, price(lw))],
+                format!(
+                    "{} moved in blocks of {} instead of {}: each call removed saves its crossing and the kernel's fixed work per call ({:.0} ns per read, {:.0} ns per write, calibrated); the work per byte stays",
+                    bytes(total_bytes),
+                    bytes(block),
+                    bytes(b),
+                    lr.fixed_ns,
+                    lw.fixed_ns
+                ),
+            )
+        } else if cost.calibrated() {
             let rd2 = calibrated_or(cost, "read", "file", block, rd);
             let wr2 = calibrated_or(cost, "write", on_out, block, wr);
             (
-                vec![
-                    Part::new(w as f64, cost.node_call(l.read, "read", "file", b)),
-                    Part::new(w as f64, cost.node_call(l.write, "write", on_out, b)),
-                ],
+                vec![Part::new(w as f64, rb), Part::new(w as f64, wb)],
                 vec![Part::new(w2 as f64, rd2), Part::new(w2 as f64, wr2)],
                 format!(
                     "{} moved in blocks of {} instead of {}, at the calibrated cost of each size",
