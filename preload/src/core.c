@@ -63,6 +63,76 @@ static int guardian_gone(int pid)
     return r == -ECHILD || (r == 0 && si.si_pid == pid);
 }
 
+/* ---- the fast path's exclusion ---------------------------------------- *
+ *
+ * A slot's lock is two locked instructions per write, most of what a
+ * deferred write cost.  So the thread that starts a buffer takes the slot's
+ * bias (s->bias = sc_self(), under the lock), and its further short writes
+ * to that buffer take no lock (fast_write): they set s->busy with a plain
+ * store, check the bias again, append, commit len and clear busy -- no
+ * locked instruction, no fence.  Whoever else takes the lock -- another
+ * thread of the program, or the guardian (another process) -- pays instead
+ * (unbias, sc_slot_trylock): it clears the bias, makes every running thread
+ * of the program execute a full memory barrier (membarrier(2),
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED: the program registers for it at start),
+ * and waits until busy reads 0.  After the barrier either the biased thread
+ * sees bias 0 (its busy store and bias load came after it: it leaves the
+ * fast path for the lock) or its busy = 1 is visible (its store came before
+ * the barrier: we wait until it clears it, its appended bytes and len
+ * visible before, as x86 keeps stores in order).  A thread not running at
+ * the barrier went through the scheduler's full barrier.  Docs:
+ * docs/RUNTIME.md, "The fast path". */
+
+/* 1: this process registered for MEMBARRIER_CMD_GLOBAL_EXPEDITED and the
+ * command works: its slots may be biased. */
+static int fast_ok;
+
+#define SC_MB_GLOBAL_EXPEDITED 2           /* MEMBARRIER_CMD_GLOBAL_EXPEDITED */
+#define SC_MB_REGISTER_GLOBAL_EXPEDITED 4  /* MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED */
+
+/* A full memory barrier on every running thread of every process
+ * registered for it (this one, once fast_ok).  Raw: the guardian calls it. */
+long sc_barrier_all(void) { return sc_sys3(SYS_membarrier, SC_MB_GLOBAL_EXPEDITED, 0, 0); }
+
+static void fast_register(void)
+{
+    fast_ok = sc_sys3(SYS_membarrier, SC_MB_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0 && sc_barrier_all() == 0;
+}
+
+/* Slots whose bias contending threads took away: not biased again for
+ * this many buffers (private to the program, like held_err below). */
+static uint8_t contended[SC_NSLOTS];
+/* Deferred writes that took the lock, per slot (-v: the others took the
+ * fast path). */
+static uint64_t slow_writes[SC_NSLOTS];
+
+/* The slot lock is held by a thread of the program: no other thread's fast
+ * path may be running on s when this returns. */
+static void unbias(struct sc_slot *s)
+{
+    uintptr_t b = atomic_load_explicit(&s->bias, memory_order_relaxed);
+    if (sc_likely(b == 0) || b == sc_self())
+        return;
+    atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+    contended[s - G.slots] = 16;
+    int tries = 0;
+    /* Registered, and tried at start: only a transient ENOMEM can fail it. */
+    while (sc_barrier_all() != 0 && ++tries < 100)
+        sc_sys0(SYS_sched_yield);
+    if (tries >= 100) {
+        /* Never seen.  A store becomes visible without a barrier too, only
+         * later: give it a millisecond. */
+        struct sc_timespec ts = {0, 1000 * 1000};
+        sc_sys2(SYS_nanosleep, (long)&ts, 0);
+    }
+    for (int n = 0; atomic_load_explicit(&s->busy, memory_order_acquire); n++) {
+        if (n < 200)
+            __builtin_ia32_pause();
+        else
+            sc_sys0(SYS_sched_yield); /* preempted (or faulting) inside its few instructions */
+    }
+}
+
 void sc_slot_lock(struct sc_slot *s)
 {
     int c = 0;
@@ -81,16 +151,37 @@ void sc_slot_lock(struct sc_slot *s)
             c = atomic_exchange(&s->lock, 2);
         }
     }
+    unbias(s);
 }
 
 /* Only the guardian uses it; it marks the lock as the guardian's, so that
- * a program thread can tell if the guardian died holding it. */
+ * a program thread can tell if the guardian died holding it.  A biased
+ * slot is taken from its thread as in unbias, without waiting long: if its
+ * thread is inside the fast path (preempted there, or taking a signal), or
+ * the barrier fails, the bias is given back and the slot is not taken (0),
+ * as if the lock were held.  (Given back, not left cleared: a cleared bias
+ * tells the next taker that no fast path is running.) */
 int sc_slot_trylock(struct sc_slot *s)
 {
     int c = 0;
     if (!atomic_compare_exchange_strong(&s->lock, &c, 1))
         return 0;
     atomic_store_explicit(&s->owner, G.g_pid ? G.g_pid : -1, memory_order_relaxed);
+    uintptr_t b = atomic_load_explicit(&s->bias, memory_order_relaxed);
+    if (b != 0) {
+        atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+        int ok = sc_barrier_all() == 0;
+        for (int n = 0; ok && atomic_load_explicit(&s->busy, memory_order_acquire); n++)
+            if (n < 1000)
+                __builtin_ia32_pause();
+            else
+                ok = 0;
+        if (!ok) {
+            atomic_store_explicit(&s->bias, b, memory_order_relaxed);
+            sc_slot_unlock(s);
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -543,9 +634,10 @@ void sc_quiesce(int mode)
     sc_enter();
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
         struct sc_slot *s = &G.slots[i];
-        if (s->fd < 0 && s->len == 0)
+        if (s->fd < 0 && s->len == 0 && atomic_load_explicit(&s->bias, memory_order_relaxed) == 0)
             continue;
         sc_slot_lock(s);
+        atomic_store_explicit(&s->bias, 0, memory_order_relaxed); /* nothing is appended from here on */
         sc_flush_locked(s);
         sc_slot_unlock(s);
     }
@@ -1040,6 +1132,23 @@ static int near_full(int fd, uint64_t dev)
     return free < need;
 }
 
+/* A thread starting a buffer takes its bias: its next short writes to it
+ * go through fast_write.  Not where threads took it from each other lately
+ * (contended), nor without a working barrier on both sides (the program's:
+ * fast_ok; its guardian's: sh->barrier).  The slot lock is held. */
+static void bias_to_self(struct sc_slot *s)
+{
+    unsigned i = (unsigned)(s - G.slots);
+    if (contended[i]) {
+        contended[i]--;
+        return;
+    }
+    if (fast_ok && G.sh && s == &G.sh->slots[i] && atomic_load_explicit(&G.sh->barrier, memory_order_relaxed) == 1)
+        atomic_store_explicit(&s->bias, sc_self(), memory_order_relaxed);
+    else
+        atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+}
+
 /* One crossing for the slot's bytes and this write (fusion): writev of
  * both.  The slot lock is held and s->len > 0.  Returns what the write
  * returns, -errno, or SC_DIRECT (the caller writes). */
@@ -1102,10 +1211,65 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     return SC_DIRECT;
 }
 
+#define SC_SLOW (-2000000L)
+
+/* The fast path: a short write appended to a buffer that this thread
+ * started and holds the bias of, without taking the lock (see unbias).
+ * Returns the write's result, or SC_SLOW: take the lock (anything other
+ * than appending to a non-empty buffer with room, or the bias is gone). */
+static inline long fast_write(struct sc_fdent *e, int fd, const struct iovec *iov, int iovcnt, size_t total)
+{
+    struct sc_slot *s = &G.slots[e->slot];
+    if (atomic_load_explicit(&s->bias, memory_order_relaxed) != sc_self())
+        return SC_SLOW;
+    atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst); /* the compiler's order; the CPU's is unbias's barrier */
+    long r = SC_SLOW;
+    size_t at = s->len;
+    if (sc_likely(atomic_load_explicit(&s->bias, memory_order_relaxed) == sc_self() && attached(s, fd, e) &&
+                  sc_mode() == SC_ACTIVE && at != 0 && total <= s->cap - at && !s->vpos_set && !HELD(s))) {
+        int i = 0;
+        for (; i < iovcnt; i++) {
+            if (sc_copy_user(s->buf + at, iov[i].iov_base, iov[i].iov_len) < 0)
+                break; /* a bad buffer: the slow path lets the kernel say */
+            at += iov[i].iov_len;
+        }
+        if (i == iovcnt) {
+            FUTILE(s).writes++;
+            __atomic_store_n(&s->len, at, __ATOMIC_RELEASE); /* the commit */
+            s->n_writes++;
+            s->n_bytes += total;
+            r = (long)total;
+        }
+    }
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+    if (r != SC_SLOW && sc_unlikely((s->n_writes & 63) == 0))
+        check_guardian();
+    return r;
+}
+
+static long write_iov_slow(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold);
+
 /* The heart of write/writev: defers a short write to a regular file, or
  * says SC_DIRECT (the caller makes the real call), or returns the result.
  * Called inside sc_enter/sc_leave. */
 long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (sc_likely(e != NULL) && e->gen && sc_likely(!e->err) && e->kind == SC_FD_COAL && total != 0 && total < threshold &&
+        e->small >= SC_WARMUP) {
+        long r = fast_write(e, fd, iov, iovcnt, total);
+        if (sc_likely(r != SC_SLOW))
+            return r;
+    }
+    return write_iov_slow(fd, iov, iovcnt, total, threshold);
+}
+
+/* sc_write_iov with the slot lock: everything but appending to a buffer
+ * this thread holds the bias of.  Apart, so that the fast path is a small
+ * function. */
+static __attribute__((noinline)) long write_iov_slow(int fd, const struct iovec *iov, int iovcnt, size_t total,
+                                                     size_t threshold)
 {
     struct sc_fdent *e = sc_fdent(fd);
     if (e && sc_unlikely(e->err)) {
@@ -1261,6 +1425,9 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
         s->len = at; /* the commit: from here the bytes are acknowledged */
         s->n_writes++;
         s->n_bytes += total;
+        slow_writes[s - G.slots]++;
+        if (first)
+            bias_to_self(s);
         sc_slot_unlock(s);
         /* (-v counts deferred writes in n_writes: no locked add here, the
          * fast path's most expensive instruction after the slot lock.) */
@@ -1366,10 +1533,8 @@ int sc_read_pending(int fd, void *buf, size_t n, long *ret)
 
 /* In a vfork child (which shares our memory but not our fd table) the
  * runtime must not touch its state: every wrapper passes through. */
-int sc_vfork_child(void)
+int sc_vfork_check(void)
 {
-    if (sc_likely(!sc_tls.vfork))
-        return 0;
     if (sc_getpid() != G.pid)
         return 1;
     sc_tls.vfork = 0; /* the parent, resumed */
@@ -1464,6 +1629,8 @@ static void atfork_child(void)
         atomic_store(&G.slots[i].owner, 0);
     }
     atomic_store(&G.bind_lock, 0);
+    if (fast_ok)
+        fast_register(); /* this process's own registration (a no-op where fork kept it) */
     sc_forget_held();
     sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours; so does the region */
     sc_plan_forked();
@@ -1536,11 +1703,14 @@ __attribute__((constructor(101))) static void sc_init(void)
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atomic_store(&G.mode, SC_ACTIVE);
+    fast_register();
 #ifdef SC_TEST_NO_GUARDIAN
     /* A test build only (preload/Makefile: build/test/libsyscluster-preload-noguardian.so):
      * the control that shows SIGKILL loses records without a guardian. */
-    if (sc_region_create() == 0)
+    if (sc_region_create() == 0) {
         atomic_store(&G.g_state, 1);
+        atomic_store(&G.sh->barrier, 1); /* no guardian to take slots: only threads do */
+    }
 #endif
     sc_signals_init();
     if (planned)
@@ -1560,14 +1730,16 @@ __attribute__((destructor(101))) static void sc_fini(void)
 {
     sc_process_end();
     if (G.verbose && G.fdtab) {
-        uint64_t lost = 0, deferred = 0;
+        uint64_t lost = 0, deferred = 0, slow = 0;
         for (unsigned i = 0; i < SC_NSLOTS; i++) {
             lost += G.slots[i].n_lost;
             deferred += G.slots[i].n_writes;
+            slow += slow_writes[i];
         }
-        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu",
+        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu fast=%llu",
                   (unsigned long long)deferred, (unsigned long long)G.c_direct,
-                  (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost);
+                  (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost,
+                  (unsigned long long)(deferred - slow));
         sc_plan_report();
     }
 }

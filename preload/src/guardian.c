@@ -257,6 +257,7 @@ static int g_sandbox(void)
         ALLOW(SYS_write),
         ALLOW(SYS_lseek),
         ALLOW(SYS_futex),
+        ALLOW(SYS_membarrier), /* taking a biased slot (core.c, sc_slot_trylock) */
         ALLOW(SYS_clock_gettime),
         ALLOW(SYS_getppid),
         ALLOW(SYS_rt_sigreturn),
@@ -402,6 +403,8 @@ static int guardian_main(void *arg)
         sc_futex_wake_shared(&sh->ready, 1);
         return 1;
     }
+    /* Slots are biased only if we can take them back (core.c, fast_write). */
+    atomic_store(&sh->barrier, sc_barrier_all() == 0 ? 1 : 0);
     atomic_store(&sh->ready, 1);
     sc_futex_wake_shared(&sh->ready, 1);
     uint64_t unblock = 1ULL << (SIGUSR1 - 1);
@@ -472,6 +475,8 @@ static struct sc_shared *region_new(void)
         memcpy(s, o, sizeof *s);
         atomic_store(&s->lock, 0);
         atomic_store(&s->owner, 0);
+        atomic_store(&s->bias, 0); /* a fork child's thread has the address of the parent's */
+        atomic_store(&s->busy, 0);
         s->buf = bufs + (size_t)i * G.cap;
         s->cap = G.cap;
         if (o->len && o->buf)

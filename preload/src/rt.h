@@ -49,6 +49,12 @@ enum {
 struct sc_slot {
     _Atomic int lock;  /* 0 free, 1 held, 2 held with waiters */
     _Atomic int owner; /* tid of the holder */
+    /* The fast path (core.c, fast_write): the thread (sc_self) that may
+     * append to the buffer without taking the lock (0: none), and its flag,
+     * set while it does.  Set under the lock; anyone else who takes the
+     * lock clears bias and waits for busy to be 0 (core.c, unbias). */
+    _Atomic uintptr_t bias;
+    _Atomic int busy;
     int fd;            /* bound fd, -1 when free */
     int append;        /* the description has O_APPEND */
     uint64_t dev, ino; /* the file */
@@ -81,6 +87,7 @@ struct sc_shared {
     _Atomic int quit;  /* asked to exit */
     _Atomic int ready; /* 1: sandboxed and running; 2: could not sandbox itself */
     _Atomic long beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
+    _Atomic int barrier; /* 1: the guardian's membarrier works: slots may be biased (core.c, fast_write) */
     /* Flushes the program asks the guardian to make (core.c, delegate;
      * guardian.c, serve): per slot 0 none, 1 asked, 2 being written, 3 done
      * with ask_err the errno (0: all out). */
@@ -194,11 +201,19 @@ static inline struct sc_fdent *sc_fdent(int fd)
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
 }
 
+/* This thread, as the slots' bias names it: the address of its runtime
+ * state, unique among the live threads of the process. */
+static inline uintptr_t sc_self(void) { return (uintptr_t)&sc_tls; }
+
 /* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
 
 /* core.c */
-int sc_vfork_child(void) SC_HIDDEN;
+int sc_vfork_check(void) SC_HIDDEN;
+/* Is this a vfork child (which shares our memory but must not touch our
+ * state)?  One thread-local load in the common case. */
+static inline int sc_vfork_child(void) { return sc_unlikely(sc_tls.vfork) && sc_vfork_check(); }
+long sc_barrier_all(void) SC_HIDDEN;
 void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
 void sc_spin_lock(_Atomic int *l) SC_HIDDEN;
 void sc_spin_unlock(_Atomic int *l) SC_HIDDEN;
