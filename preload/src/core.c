@@ -106,6 +106,32 @@ static uint8_t contended[SC_NSLOTS];
  * fast path). */
 static uint64_t slow_writes[SC_NSLOTS];
 
+/* The slot lock is held, the bias cleared and the barrier made: waits
+ * until the biased thread is out of the fast path (1), or gives up after
+ * `naps` sleeps of 0.2 ms (0).  Running, that thread is out within
+ * nanoseconds; still inside after a few pauses, it is not running --
+ * preempted, often by the very task waiting (the guardian's SCHED_FIFO), or
+ * faulting on the program's buffer: spinning would only burn the CPU it
+ * needs (and, in a VM, exit to the host at every pause).  So the waiter
+ * sleeps on busy and the thread wakes it as it leaves (fast_write).  If
+ * the two miss each other (its load of busy_waiter may come before its
+ * store of busy = 0 is visible), the sleep times out. */
+static int wait_out(struct sc_slot *s, int naps)
+{
+    for (int n = 0; n < 16; n++) {
+        if (!atomic_load_explicit(&s->busy, memory_order_acquire))
+            return 1;
+        __builtin_ia32_pause();
+    }
+    atomic_store(&s->busy_waiter, 1);
+    for (int n = 0; n < naps && atomic_load_explicit(&s->busy, memory_order_acquire); n++) {
+        struct sc_timespec ts = {0, 200 * 1000};
+        sc_futex_wait_shared(&s->busy, 1, &ts);
+    }
+    atomic_store(&s->busy_waiter, 0);
+    return !atomic_load_explicit(&s->busy, memory_order_acquire);
+}
+
 /* The slot lock is held by a thread of the program: no other thread's fast
  * path may be running on s when this returns. */
 static void unbias(struct sc_slot *s)
@@ -125,12 +151,8 @@ static void unbias(struct sc_slot *s)
         struct sc_timespec ts = {0, 1000 * 1000};
         sc_sys2(SYS_nanosleep, (long)&ts, 0);
     }
-    for (int n = 0; atomic_load_explicit(&s->busy, memory_order_acquire); n++) {
-        if (n < 200)
-            __builtin_ia32_pause();
-        else
-            sc_sys0(SYS_sched_yield); /* preempted (or faulting) inside its few instructions */
-    }
+    while (!wait_out(s, 100))
+        ; /* preempted (or faulting) inside its few instructions: it will be out */
 }
 
 void sc_slot_lock(struct sc_slot *s)
@@ -170,12 +192,7 @@ int sc_slot_trylock(struct sc_slot *s)
     uintptr_t b = atomic_load_explicit(&s->bias, memory_order_relaxed);
     if (b != 0) {
         atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
-        int ok = sc_barrier_all() == 0;
-        for (int n = 0; ok && atomic_load_explicit(&s->busy, memory_order_acquire); n++)
-            if (n < 1000)
-                __builtin_ia32_pause();
-            else
-                ok = 0;
+        int ok = sc_barrier_all() == 0 && wait_out(s, 10); /* at most 2 ms */
         if (!ok) {
             atomic_store_explicit(&s->bias, b, memory_order_relaxed);
             sc_slot_unlock(s);
@@ -1243,6 +1260,8 @@ static inline long fast_write(struct sc_fdent *e, int fd, const struct iovec *io
         }
     }
     atomic_store_explicit(&s->busy, 0, memory_order_release);
+    if (sc_unlikely(atomic_load_explicit(&s->busy_waiter, memory_order_relaxed)))
+        sc_futex_wake_shared(&s->busy, 1); /* the lock's holder waits for us (wait_out) */
     if (r != SC_SLOW && sc_unlikely((s->n_writes & 63) == 0))
         check_guardian();
     return r;

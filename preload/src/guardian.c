@@ -477,6 +477,7 @@ static struct sc_shared *region_new(void)
         atomic_store(&s->owner, 0);
         atomic_store(&s->bias, 0); /* a fork child's thread has the address of the parent's */
         atomic_store(&s->busy, 0);
+        atomic_store(&s->busy_waiter, 0);
         s->buf = bufs + (size_t)i * G.cap;
         s->cap = G.cap;
         if (o->len && o->buf)

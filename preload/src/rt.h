@@ -55,6 +55,7 @@ struct sc_slot {
      * lock clears bias and waits for busy to be 0 (core.c, unbias). */
     _Atomic uintptr_t bias;
     _Atomic int busy;
+    _Atomic int busy_waiter; /* the lock's holder sleeps on busy: wake it when done */
     int fd;            /* bound fd, -1 when free */
     int append;        /* the description has O_APPEND */
     uint64_t dev, ino; /* the file */
