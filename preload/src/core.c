@@ -1657,8 +1657,11 @@ static void atfork_child(void)
     atomic_store(&G.bind_lock, 0);
     if (fast_ok)
         fast_register(); /* this process's own registration (a no-op where fork kept it) */
+    /* The guardian shares the parent's fd table, not ours; so does the
+     * region: the child gets its own (a copy) first, then forgets the held
+     * bytes in it -- in the parent's region they are the parent's. */
+    sc_guardian_forget();
     sc_forget_held();
-    sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours; so does the region */
     sc_plan_forked();
     sc_leave();
 }
