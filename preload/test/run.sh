@@ -225,6 +225,14 @@ kill -KILL "$p"; wait "$p" 2>/dev/null
 if [ -n "$g2" ] && [ "$g2" != "$g" ] && check_ack >/dev/null; then ok "a killed guardian is replaced (pid $g -> $g2); a later SIGKILL still loses nothing"
 else bad "guardian replacement: old $g new '$g2'"; fi
 
+# The guardian ends by exit(2) (it used to return into libc's clone, which
+# it has unmapped, and die of SIGSEGV: a kernel log line per process).
+if command -v strace >/dev/null; then
+  st=$(strace -f -e trace=wait4 -o "$W/grd.st" env LD_PRELOAD="$LIB" SYSCLUSTER_COALESCE=4096 "$CORPUS/write8" "$W/grd" 1000 2>&1; grep __WCLONE "$W/grd.st")
+  if echo "$st" | grep -q 'WIFEXITED(s) && WEXITSTATUS(s) == 0'; then ok "the guardian exits with status 0"
+  else bad "the guardian's end: $st"; fi
+else bad "the guardian's end: strace not installed (scripts/install-deps.sh installs it)"; fi
+
 # A guardian stopped by someone (SIGSTOP): flushes it was asked to make
 # are taken back after a second, the program goes on writing, and once
 # the guardian runs again a SIGKILL still loses nothing.
