@@ -96,6 +96,25 @@ static void pace(int n)
         ;
 }
 
+/* The main thread's n records, with the SIGALRM handler writing its own
+ * every 50 us meanwhile. */
+static void main_writes(long n)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, 50}, {0, 50}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (long i = 0; i < n; i++)
+        if (put(4, i) != 0) {
+            perror("write");
+            exit(1);
+        }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+}
+
 /* Checks FILE: every writer's records once each, whole, in order. */
 static int check(const char *path, const long *want)
 {
@@ -158,19 +177,7 @@ int main(int argc, char **argv)
         }
         want[4] = n;
     } else if (strcmp(argv[2], "signals") == 0) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm;
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = {{0, 50}, {0, 50}};
-        setitimer(ITIMER_REAL, &it, NULL);
-        for (long i = 0; i < n; i++)
-            if (put(4, i) != 0) {
-                perror("write");
-                return 1;
-            }
-        struct itimerval off = {{0, 0}, {0, 0}};
-        setitimer(ITIMER_REAL, &off, NULL);
+        main_writes(n);
         want[4] = n;
         want[5] = sig_seq;
     } else if (strcmp(argv[2], "threads") == 0) {
@@ -186,21 +193,9 @@ int main(int argc, char **argv)
             pthread_create(&t[w], NULL, writer, (void *)(long)w);
         pthread_create(&obs, NULL, observer, NULL);
         pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm;
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = {{0, 50}, {0, 50}};
-        setitimer(ITIMER_REAL, &it, NULL);
-        for (long i = 0; i < n; i++)
-            if (put(4, i) != 0) {
-                perror("write");
-                return 1;
-            }
+        main_writes(n);
         for (int w = 0; w < WRITERS; w++)
             pthread_join(t[w], NULL);
-        struct itimerval off = {{0, 0}, {0, 0}};
-        setitimer(ITIMER_REAL, &off, NULL);
         pthread_sigmask(SIG_BLOCK, &alrm, NULL);
         atomic_store(&stop, 1);
         pthread_join(obs, NULL);

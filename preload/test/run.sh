@@ -52,8 +52,7 @@ fi
 # once, whole, in its writer's order -- and the -v report must show that the
 # fast path was taken (fast=), or the check proves nothing.  A first version
 # whose guardian left a bias cleared after backing off lost and repeated
-# records in the signal mode (2 runs of 3); the control below fails in every
-# mode (9 runs of 9).
+# records in the signal mode (2 runs of 3).
 # (Threads taking buffers from each other leave them unbiased for a while:
 # there the fast path is taken less, 53,000-222,000 times in 1,000,000.)
 for m in paced:300000:100000 signals:300000:100000 threads:200000:1000; do
@@ -64,11 +63,15 @@ for m in paced:300000:100000 signals:300000:100000 threads:200000:1000; do
   else bad "fast path, $mode: $r (fast='$fast', want at least $least)"; fi
 done
 # The control: takers that clear the bias without the barrier and the wait
-# for busy.  It must fail, or the check above could not.
-if SYSCLUSTER_FLUSH_MS=1 env LD_PRELOAD="$T/libsyscluster-preload-unguarded.so" SYSCLUSTER_COALESCE=4096 \
-     timeout 120 "$T/fastpath" "$W/fast" paced 300000 > "$W/fast.out" 2>&1; then
-  bad "control: the fast path unguarded kept every record ($(cat "$W/fast.out"))"
-else ok "control: the fast path unguarded loses or repeats records ($(cut -c1-60 "$W/fast.out"))"; fi
+# for busy.  It must fail, or the check above could not.  A race: it failed
+# 10 runs of 10 in the signal mode (9 of 10 paced); up to 3 tries.
+caught=0
+for i in 1 2 3; do
+  if ! SYSCLUSTER_FLUSH_MS=1 env LD_PRELOAD="$T/libsyscluster-preload-unguarded.so" SYSCLUSTER_COALESCE=4096 \
+       timeout 120 "$T/fastpath" "$W/fast" signals 300000 > "$W/fast.out" 2>&1; then caught=$i; break; fi
+done
+if [ "$caught" = 0 ]; then bad "control: the fast path unguarded kept every record in 3 runs ($(cat "$W/fast.out"))"
+else ok "control: the fast path unguarded loses or repeats records (run $caught: $(cut -c1-60 "$W/fast.out"))"; fi
 rm -f "$W/fast" "$W/fast.out"
 # `prog > log 2>&1`: fds 1 and 2 share one description; their short lines
 # are coalesced together (not one write per switch), in order.
