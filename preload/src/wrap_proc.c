@@ -107,7 +107,7 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
 
 /* ---- fork, vfork, spawn, clone ------------------------------------------ */
 
-/* glibc's fork() runs our pthread_atfork handlers (core.c); _Fork does not. */
+/* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
 {
     if (!sc_live())
@@ -117,7 +117,7 @@ SC_EXPORT pid_t _Fork(void)
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
-        sc_guardian_forget(); /* a region of our own first: see atfork_child */
+        sc_guardian_forget(); /* a region of our own first: see atfork_child (process.c) */
         sc_forget_held();
         sc_plan_forked();
     }
