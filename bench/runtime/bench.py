@@ -245,7 +245,12 @@ def write_section(doc):
             "(docs/RUNTIME.md, \"The fast path\"): with the slot's lock and unlock, two locked instructions per write, "
             "`run` took 1.63× stdio's wall time and 1.64× its CPU time on the idle machine.  The workload is short "
             "(tens of milliseconds of CPU), so `run`'s fixed costs weigh: the supervisor, the library's start and "
-            "the guardian's.",
+            "the guardian's."
+            + (f"  At load average {doc['machine']['loadavg_at_start']:.0f} most of a run's wall time is waiting for a "
+               f"CPU (stdio: {st['plain_wall_s']:.3f} s of wall time for {st['plain_user_sys_s']:.3f} s of CPU), and "
+               "`run` has three processes to schedule (the supervisor, the program, its guardian, which the program "
+               "waits for at start and at exit) against stdio's one: on a loaded machine the CPU ratio is the "
+               "steadier figure." if doc['machine']['loadavg_at_start'] > 4 else ""),
             "",
         ]
     if plans:
