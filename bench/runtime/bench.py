@@ -145,8 +145,9 @@ def main():
             sys.exit(f"bench: {name}: output differs under the runtime")
         del ref
         plain, under = [], []
-        # cp is short and I/O-bound: more rounds for a stable median.
-        for i in range(a.rounds if not argv[0] == "cp" else max(a.rounds, 15)):
+        # cp and the stdio row are short (tens of milliseconds): more rounds for a stable median.
+        short = argv[0] == "cp" or pargv is not argv
+        for i in range(a.rounds if not short else max(a.rounds, 15 if argv[0] == "cp" else 21)):
             # Alternate which goes first, so neither always follows the other's writeback.
             if i % 2 == 0:
                 plain.append(measure(pargv, o))
@@ -199,7 +200,9 @@ def write_section(doc):
         "",
         f"Each workload plain and under `{doc['runner']}` (the LD_PRELOAD runtime, writes shorter than 4096 bytes",
         "to regular files deferred, time bound 5 ms), interleaved (alternating which goes first), median of "
-        f"{doc['results'][0]['rounds']} rounds ({doc['results'][-1]['rounds']} for cp), `sync` before each; "
+        f"{doc['results'][0]['rounds']} rounds ({doc['results'][-1]['rounds']} for cp"
+        + "".join(f", {r['rounds']} for the stdio row" for r in doc["results"] if "buffered by stdio" in r["workload"])
+        + "), `sync` before each; "
         "output files compared byte for byte before timing.",
         f"Wall and system time include everything the command waits for (the supervisor and the guardian too).",
         f"Linux {doc['machine']['kernel']}, {doc['machine']['cpus']} CPUs, ext4, load average {doc['machine']['loadavg_at_start']:.1f} "
@@ -238,10 +241,16 @@ def write_section(doc):
             f"the supervisor's and the guardian's start): "
             + ("within 1.3×." if st['run_wall_s'] / st['plain_wall_s'] <= 1.3 else
                "**not within 1.3×** on this run.") +
-            "  The workload is short (tens of milliseconds of CPU), so `run`'s fixed costs weigh: the supervisor "
-            "(a Rust program, ~3 ms of CPU for `run -- true`), the library's start and the guardian's.  In the "
-            "deferred write itself (perf) the slot lock and unlock, two locked instructions per write, dominate; "
-            "the locked counter increment the fast path also had is gone.",
+            f"  Median of {st['rounds']} rounds (the row is short).  The deferred write takes no lock on its fast path "
+            "(docs/RUNTIME.md, \"The fast path\"): with the slot's lock and unlock, two locked instructions per write, "
+            "`run` took 1.63× stdio's wall time and 1.64× its CPU time on the idle machine.  The workload is short "
+            "(tens of milliseconds of CPU), so `run`'s fixed costs weigh: the supervisor, the library's start and "
+            "the guardian's."
+            + (f"  At load average {doc['machine']['loadavg_at_start']:.0f} most of a run's wall time is waiting for a "
+               f"CPU (stdio: {st['plain_wall_s']:.3f} s of wall time for {st['plain_user_sys_s']:.3f} s of CPU), and "
+               "`run` has three processes to schedule (the supervisor, the program, its guardian, which the program "
+               "waits for at start and at exit) against stdio's one: on a loaded machine the CPU ratio is the "
+               "steadier figure." if doc['machine']['loadavg_at_start'] > 4 else ""),
             "",
         ]
     if plans:

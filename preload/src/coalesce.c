@@ -209,6 +209,23 @@ static long direct(int fd, const struct iovec *iov, int iovcnt)
 }
 
 
+/* A thread starting a buffer takes its bias: its next short writes to it
+ * go through fast_write.  Not where threads took it from each other lately
+ * (sc_contended), nor without a working barrier on both sides (the program's:
+ * sc_fast_ok; its guardian's: sh->barrier).  The slot lock is held. */
+static void bias_to_self(struct sc_slot *s)
+{
+    unsigned i = (unsigned)(s - G.slots);
+    if (sc_contended[i]) {
+        sc_contended[i]--;
+        return;
+    }
+    if (sc_fast_ok && G.sh && s == &G.sh->slots[i] && atomic_load_explicit(&G.sh->barrier, memory_order_relaxed) == 1)
+        atomic_store_explicit(&s->bias, sc_self(), memory_order_relaxed);
+    else
+        atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+}
+
 /* One crossing for the slot's bytes and this write (fusion): writev of
  * both.  The slot lock is held and s->len > 0.  Returns what the write
  * returns, -errno, or SC_DIRECT (the caller writes). */
@@ -271,10 +288,67 @@ static long fused(struct sc_slot *s, const struct iovec *uiov, int uiovcnt)
     return SC_DIRECT;
 }
 
+#define SC_SLOW (-2000000L)
+
+/* The fast path: a short write appended to a buffer that this thread
+ * started and holds the bias of, without taking the lock (state.c, unbias).
+ * Returns the write's result, or SC_SLOW: take the lock (anything other
+ * than appending to a non-empty buffer with room, or the bias is gone). */
+static inline long fast_write(struct sc_fdent *e, int fd, const struct iovec *iov, int iovcnt, size_t total)
+{
+    struct sc_slot *s = &G.slots[e->slot];
+    if (atomic_load_explicit(&s->bias, memory_order_relaxed) != sc_self())
+        return SC_SLOW;
+    atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst); /* the compiler's order; the CPU's is unbias's barrier */
+    long r = SC_SLOW;
+    size_t at = s->len;
+    if (sc_likely(atomic_load_explicit(&s->bias, memory_order_relaxed) == sc_self() && attached(s, fd, e) &&
+                  sc_mode() == SC_ACTIVE && at != 0 && total <= s->cap - at && !s->vpos_set && !HELD(s))) {
+        int i = 0;
+        for (; i < iovcnt; i++) {
+            if (sc_copy_user(s->buf + at, iov[i].iov_base, iov[i].iov_len) < 0)
+                break; /* a bad buffer: the slow path lets the kernel say */
+            at += iov[i].iov_len;
+        }
+        if (i == iovcnt) {
+            FUTILE(s).writes++;
+            __atomic_store_n(&s->len, at, __ATOMIC_RELEASE); /* the commit */
+            s->n_writes++;
+            s->n_bytes += total;
+            r = (long)total;
+        }
+    }
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+    if (sc_unlikely(atomic_load_explicit(&s->busy_waiter, memory_order_relaxed)))
+        sc_futex_wake_shared(&s->busy, 1); /* the lock's holder waits for us (state.c, wait_out) */
+    if (r != SC_SLOW && sc_unlikely((s->n_writes & 63) == 0))
+        check_guardian();
+    return r;
+}
+
+static long write_iov_slow(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold);
+
 /* The heart of write/writev: defers a short write to a regular file, or
  * says SC_DIRECT (the caller makes the real call), or returns the result.
  * Called inside sc_enter/sc_leave. */
 long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (sc_likely(e != NULL) && e->gen && sc_likely(!e->err) && e->kind == SC_FD_COAL && total != 0 && total < threshold &&
+        e->small >= SC_WARMUP) {
+        long r = fast_write(e, fd, iov, iovcnt, total);
+        if (sc_likely(r != SC_SLOW))
+            return r;
+    }
+    return write_iov_slow(fd, iov, iovcnt, total, threshold);
+}
+
+/* sc_write_iov with the slot lock: everything but appending to a buffer
+ * this thread holds the bias of.  Apart, so that the fast path is a small
+ * function. */
+static __attribute__((noinline)) long write_iov_slow(int fd, const struct iovec *iov, int iovcnt, size_t total,
+                                                     size_t threshold)
 {
     struct sc_fdent *e = sc_fdent(fd);
     if (e && sc_unlikely(e->err)) {
@@ -430,6 +504,9 @@ long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, siz
         s->len = at; /* the commit: from here the bytes are acknowledged */
         s->n_writes++;
         s->n_bytes += total;
+        sc_slow_writes[s - G.slots]++;
+        if (first)
+            bias_to_self(s);
         sc_slot_unlock(s);
         /* (-v counts deferred writes in n_writes: no locked add here, the
          * fast path's most expensive instruction after the slot lock.) */

@@ -403,9 +403,10 @@ void sc_quiesce(int mode)
     sc_enter();
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
         struct sc_slot *s = &G.slots[i];
-        if (s->fd < 0 && s->len == 0)
+        if (s->fd < 0 && s->len == 0 && atomic_load_explicit(&s->bias, memory_order_relaxed) == 0)
             continue;
         sc_slot_lock(s);
+        atomic_store_explicit(&s->bias, 0, memory_order_relaxed); /* nothing is appended from here on */
         sc_flush_locked(s);
         sc_slot_unlock(s);
     }

@@ -257,6 +257,7 @@ static int g_sandbox(void)
         ALLOW(SYS_write),
         ALLOW(SYS_lseek),
         ALLOW(SYS_futex),
+        ALLOW(SYS_membarrier), /* taking a biased slot (state.c, sc_slot_trylock) */
         ALLOW(SYS_clock_gettime),
         ALLOW(SYS_getppid),
         ALLOW(SYS_rt_sigreturn),
@@ -374,6 +375,15 @@ static void g_sched(void)
     sc_sys3(SYS_sched_setattr, 0, (long)&a, 0);
 }
 
+/* Ends the guardian.  Not by returning: that goes back into libc's clone,
+ * which is unmapped here -- every guardian used to end by SIGSEGV (a
+ * "segfault" line in the kernel log per process). */
+static __attribute__((noreturn)) void g_exit(int code)
+{
+    for (;;)
+        sc_sys1(SYS_exit, code);
+}
+
 static int guardian_main(void *arg)
 {
     (void)arg;
@@ -400,8 +410,10 @@ static int guardian_main(void *arg)
     if (g_sandbox() != 0) {
         atomic_store(&sh->ready, 2);
         sc_futex_wake_shared(&sh->ready, 1);
-        return 1;
+        g_exit(1);
     }
+    /* Slots are biased only if we can take them back (coalesce.c, fast_write). */
+    atomic_store(&sh->barrier, sc_barrier_all() == 0 ? 1 : 0);
     atomic_store(&sh->ready, 1);
     sc_futex_wake_shared(&sh->ready, 1);
     uint64_t unblock = 1ULL << (SIGUSR1 - 1);
@@ -445,7 +457,7 @@ static int guardian_main(void *arg)
             sc_sys6(SYS_futex, (long)&sh->wake, 9 /* FUTEX_WAIT_BITSET */, w, (long)&ts, 0, -1 /* any bit */);
         }
     }
-    return 0;
+    g_exit(0);
 }
 
 int64_t sc_now_ns(void)
@@ -472,6 +484,9 @@ static struct sc_shared *region_new(void)
         memcpy(s, o, sizeof *s);
         atomic_store(&s->lock, 0);
         atomic_store(&s->owner, 0);
+        atomic_store(&s->bias, 0); /* a fork child's thread has the address of the parent's */
+        atomic_store(&s->busy, 0);
+        atomic_store(&s->busy_waiter, 0);
         s->buf = bufs + (size_t)i * G.cap;
         s->cap = G.cap;
         if (o->len && o->buf)

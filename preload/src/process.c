@@ -58,8 +58,13 @@ static void atfork_child(void)
         atomic_store(&G.slots[i].owner, 0);
     }
     atomic_store(&G.bind_lock, 0);
+    if (sc_fast_ok)
+        sc_fast_register(); /* this process's own registration (a no-op: fork keeps it) */
+    /* The guardian shares the parent's fd table, not ours; so does the
+     * region: the child gets its own (a copy) first, then forgets the held
+     * bytes in it -- in the parent's region they are the parent's. */
+    sc_guardian_forget();
     sc_forget_held();
-    sc_guardian_forget(); /* the guardian shares the parent's fd table, not ours; so does the region */
     sc_plan_forked();
     sc_leave();
 }
@@ -130,11 +135,14 @@ __attribute__((constructor(101))) static void sc_init(void)
     }
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atomic_store(&G.mode, SC_ACTIVE);
+    sc_fast_register();
 #ifdef SC_TEST_NO_GUARDIAN
     /* A test build only (preload/Makefile: build/test/libsyscluster-preload-noguardian.so):
      * the control that shows SIGKILL loses records without a guardian. */
-    if (sc_region_create() == 0)
+    if (sc_region_create() == 0) {
         atomic_store(&G.g_state, 1);
+        atomic_store(&G.sh->barrier, 1); /* no guardian to take slots: only threads do */
+    }
 #endif
     sc_signals_init();
     if (planned)
@@ -154,14 +162,16 @@ __attribute__((destructor(101))) static void sc_fini(void)
 {
     sc_process_end();
     if (G.verbose && G.fdtab) {
-        uint64_t lost = 0, deferred = 0;
+        uint64_t lost = 0, deferred = 0, slow = 0;
         for (unsigned i = 0; i < SC_NSLOTS; i++) {
             lost += G.slots[i].n_lost;
             deferred += G.slots[i].n_writes;
+            slow += sc_slow_writes[i];
         }
-        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu",
+        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu fast=%llu",
                   (unsigned long long)deferred, (unsigned long long)G.c_direct,
-                  (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost);
+                  (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost,
+                  (unsigned long long)(deferred - slow));
         sc_plan_report();
     }
 }

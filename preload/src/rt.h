@@ -49,6 +49,13 @@ enum {
 struct sc_slot {
     _Atomic int lock;  /* 0 free, 1 held, 2 held with waiters */
     _Atomic int owner; /* tid of the holder */
+    /* The fast path (coalesce.c, fast_write): the thread (sc_self) that may
+     * append to the buffer without taking the lock (0: none), and its flag,
+     * set while it does.  Set under the lock; anyone else who takes the
+     * lock clears bias and waits for busy to be 0 (state.c, unbias). */
+    _Atomic uintptr_t bias;
+    _Atomic int busy;
+    _Atomic int busy_waiter; /* the lock's holder sleeps on busy: wake it when done */
     int fd;            /* bound fd, -1 when free */
     int append;        /* the description has O_APPEND */
     uint64_t dev, ino; /* the file */
@@ -81,6 +88,7 @@ struct sc_shared {
     _Atomic int quit;  /* asked to exit */
     _Atomic int ready; /* 1: sandboxed and running; 2: could not sandbox itself */
     _Atomic long beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
+    _Atomic int barrier; /* 1: the guardian's membarrier works: slots may be biased (coalesce.c, fast_write) */
     /* Flushes the program asks the guardian to make (flush.c, sc_delegate;
      * guardian.c, serve): per slot 0 none, 1 asked, 2 being written, 3 done
      * with ask_err the errno (0: all out). */
@@ -194,6 +202,10 @@ static inline struct sc_fdent *sc_fdent(int fd)
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
 }
 
+/* This thread, as the slots' bias names it: the address of its runtime
+ * state, unique among the live threads of the process. */
+static inline uintptr_t sc_self(void) { return (uintptr_t)&sc_tls; }
+
 /* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
 
@@ -217,6 +229,12 @@ int sc_take_err(int fd) SC_HIDDEN;
 void sc_lost_err(int fd, int err) SC_HIDDEN;
 void sc_touch_hi(int fd) SC_HIDDEN;
 int sc_fd_inode(int fd, uint64_t *dev, uint64_t *ino) SC_HIDDEN;
+/* state.c: the fast path's exclusion (see there) */
+extern int sc_fast_ok SC_HIDDEN;                 /* this process may bias slots */
+extern uint8_t sc_contended[SC_NSLOTS] SC_HIDDEN; /* buffers a slot stays unbiased for */
+extern uint64_t sc_slow_writes[SC_NSLOTS] SC_HIDDEN; /* deferred writes that took the lock (-v) */
+long sc_barrier_all(void) SC_HIDDEN;
+void sc_fast_register(void) SC_HIDDEN;
 
 /* flush.c: writing slots out, bytes kept after a failed flush, futile
  * buffers, room on the file system */
@@ -257,8 +275,10 @@ void sc_quiesce(int mode) SC_HIDDEN;
 void sc_give_up(const char *why) SC_HIDDEN;
 int sc_near_full(int fd, uint64_t dev) SC_HIDDEN;
 
-/* state.c: in a vfork child? */
-int sc_vfork_child(void) SC_HIDDEN;
+/* state.c: in a vfork child (which shares our memory but must not touch
+ * our state)?  One thread-local load in the common case. */
+int sc_vfork_check(void) SC_HIDDEN;
+static inline int sc_vfork_child(void) { return sc_unlikely(sc_tls.vfork) && sc_vfork_check(); }
 /* process.c */
 void sc_process_end(void) SC_HIDDEN;
 

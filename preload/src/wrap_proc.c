@@ -117,8 +117,8 @@ SC_EXPORT pid_t _Fork(void)
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
         G.pid = (int)sc_getpid();
+        sc_guardian_forget(); /* a region of our own first: see atfork_child (process.c) */
         sc_forget_held();
-        sc_guardian_forget();
         sc_plan_forked();
     }
     return r;

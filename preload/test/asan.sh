@@ -56,6 +56,12 @@ for m in return exit _exit quick_exit pthread abort exec; do
   rt "$T/semantics" "$W/sem" exit "$m" 2>/dev/null
   if [ "$(stat -c %s "$W/sem/exit")" = 8000 ]; then ok "ends by $m: every byte written"; else bad "ends by $m"; fi
 done
+# The fast path and the threads that take slots from it (no guardian in
+# this build: only threads take them).
+r=$(rt env SYSCLUSTER_VERBOSE=1 timeout 300 "$T/fastpath" "$W/fast" threads 50000 2>"$W/fast.err")
+if [ "${r#ok}" != "$r" ] && grep -q 'fast=[1-9]' "$W/fast.err"; then ok "fast path, threads: $r"
+else bad "fast path, threads: $r $(grep -o 'fast=[0-9]*' "$W/fast.err")"; fi
+rm -f "$W/fast"
 # The differential fuzzer: random calls over shared files, plain vs runtime.
 if out=$(SC_PRELOAD_FIRST=$ASAN_RT test/fuzz.sh "$LIB" "$T/fuzz" 1 25 400); then ok "$out"; else bad "fuzzer"; echo "$out"; fi
 # Plans: parsed, matched to this program's sites, applied.

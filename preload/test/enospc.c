@@ -16,7 +16,12 @@
  *                             process (a child, through shared memory the
  *                             runtime cannot see) after record COUNT/4, and
  *                             that process frees it when told; prints only
- *                             "retried" (where the error shows may differ) */
+ *                             "retried" (where the error shows may differ)
+ *   enospc FILE retry-fork COUNT
+ *                             retry-other, and the logger forks a child (which
+ *                             exits at once) before it has space freed: a
+ *                             fork must not drop the bytes a failed flush
+ *                             holds for the retry */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -70,11 +75,19 @@ static struct filler {
     _Atomic int state; /* 1: fill now, 2: full, 3: free it, 4: freed */
 } *fl;
 
+static int fork_first; /* retry-fork */
+
 static int free_filler(long i)
 {
     (void)i;
     if (atomic_load(&fl->state) != 2)
         return -1; /* a second ENOSPC: nothing more to free */
+    if (fork_first) {
+        pid_t k = fork();
+        if (k == 0)
+            _exit(0);
+        waitpid(k, NULL, 0);
+    }
     atomic_store(&fl->state, 3);
     while (atomic_load(&fl->state) != 4)
         sched_yield();
@@ -107,8 +120,9 @@ int main(int argc, char **argv)
     if (argc != 4)
         return 2;
     long count = atol(argv[3]);
-    if (!strcmp(argv[2], "retry") || !strcmp(argv[2], "retry-other")) {
-        int other = !strcmp(argv[2], "retry-other");
+    if (!strcmp(argv[2], "retry") || !strcmp(argv[2], "retry-other") || !strcmp(argv[2], "retry-fork")) {
+        int other = strcmp(argv[2], "retry") != 0;
+        fork_first = !strcmp(argv[2], "retry-fork");
         snprintf(ballast_base, sizeof ballast_base, "%s", argv[1]);
         pid_t kid = -1;
         if (other) {
