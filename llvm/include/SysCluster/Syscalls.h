@@ -1,10 +1,10 @@
 //===- Syscalls.h - which calls are system calls --------------------------===//
 //
-// A call is a system call when it calls libc's wrapper of one (the names of
-// data/syscalls_x86_64.tsv, generated into Syscalls.def), its fortified
-// form (__NAME_chk, __open_2, __openat_2) or syscall(2) with a constant
-// number.  A function defined in the module under one of these names is the
-// program's own, not libc's.
+// A call is a system call when it calls a libc function that issues one,
+// fortified forms included (scl_libc_functions[] of data/gen/syscall_lists.h,
+// generated from data/syscall_properties.tsv), or syscall(2) with a constant
+// number of a call libc wraps.  A function defined in the module under one of
+// these names is the program's own, not libc's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_SYSCALLS_H
@@ -18,7 +18,7 @@ namespace syscluster {
 
 struct SyscallSite {
   llvm::CallBase *Call = nullptr;
-  std::string Name; // the kernel's name (data/syscalls_x86_64.tsv)
+  std::string Name; // the kernel's name (data/syscalls_x86_64.tsv): pread64 for pread
   long Nr = -1;
   unsigned FirstArg = 0; // 1 for syscall(2): its arguments follow the number
   bool Fortified = false;
