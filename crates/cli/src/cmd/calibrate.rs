@@ -251,12 +251,18 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
     let _ = match &c.multicall {
         Some(m) => {
             let _ = writeln!(o, "\nlibmulticall backends, measured by {}:", m.source);
-            let d = syscluster_advise::calibration::MulticallDecisions::of(m);
             let from = |n: u64| if n == 0 { "never".to_string() } else { format!("from runs of {n}") };
-            for (rule, (unreg, reg)) in &d.min_run {
-                let _ = writeln!(o, "  fusion {rule:<18} {}; with the fd registered: {}", from(*unreg), from(*reg));
+            match syscluster_advise::calibration::MulticallDecisions::of(m) {
+                Ok(d) => {
+                    for (rule, (unreg, reg)) in &d.min_run {
+                        let _ =
+                            writeln!(o, "  fusion {rule:<18} {}; with the fd registered: {}", from(*unreg), from(*reg));
+                    }
+                    let wins = if d.uring_wins { "chosen where it wins" } else { "never faster than direct here" };
+                    writeln!(o, "  io_uring: {wins}")
+                }
+                Err(why) => writeln!(o, "  libmulticall would not use them ({why}): it keeps its built-in choices"),
             }
-            writeln!(o, "  io_uring: {}", if d.uring_wins { "chosen where it wins" } else { "never faster than direct here" })
         }
         None => writeln!(o, "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"),
     };
