@@ -102,13 +102,10 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
     let (cal, cal_path) = calibration_for(&choice)?;
     let opts = AdviseOptions { min_repeats: a.min_repeats.max(1), ..Default::default() };
     let advice = advice(&profile, cal.as_ref(), cal_path, &opts);
+    use syscluster_report::{json::Json, text::Text, Render, ReportOptions};
     let bytes = match a.format {
-        AdviseFormatArg::Text => syscluster_advise::text::render(&advice).into_bytes(),
-        AdviseFormatArg::Json => {
-            let mut v = serde_json::to_vec_pretty(&advice).expect("advice always serializes");
-            v.push(b'\n');
-            v
-        }
+        AdviseFormatArg::Text => Text.render(&advice, &ReportOptions::default()),
+        AdviseFormatArg::Json => Json.render(&advice, &ReportOptions::default()),
         AdviseFormatArg::Html => syscluster_report::html::page(&profile, Some(&advice)),
     };
     write_out(a.output.as_deref(), &bytes, "advice")?;
