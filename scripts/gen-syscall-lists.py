@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from generated import write_outputs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROPS = "data/syscall_properties.tsv"
 TABLE = "data/syscalls_x86_64.tsv"
@@ -338,29 +340,8 @@ def main(argv):
     except (TableError, OSError) as e:
         print(f"gen-syscall-lists: {e}", file=sys.stderr)
         return 2
-    stale = []
-    for path, gen in OUTPUTS.items():
-        text = gen(rows)
-        full = os.path.join(ROOT, path)
-        try:
-            old = open(full).read()
-        except OSError:
-            old = None
-        if old == text:
-            continue
-        if check:
-            stale.append(path)
-        else:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full + ".tmp", "w") as f:
-                f.write(text)
-            os.replace(full + ".tmp", full)
-            print(f"wrote {path}")
-    if stale:
-        print("gen-syscall-lists: stale (run scripts/gen-syscall-lists.py and commit): " + ", ".join(stale),
-              file=sys.stderr)
-        return 1
-    return 0
+    texts = {path: gen(rows) for path, gen in OUTPUTS.items()}
+    return write_outputs(ROOT, texts, check, "gen-syscall-lists")
 
 
 if __name__ == "__main__":
