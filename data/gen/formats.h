@@ -15,7 +15,7 @@
 #define SCL_PLAN_VERSION 1
 #define SCL_PLAN_OLDEST 1
 /* calibration (docs/ADVICE.md): calibration_version */
-#define SCL_CALIBRATION_VERSION 2
+#define SCL_CALIBRATION_VERSION 3
 #define SCL_CALIBRATION_OLDEST 1
 /* plan_line (crates/supervisor/src/plan.rs): syscluster-plan/ */
 #define SCL_PLAN_LINE_VERSION 1

@@ -9,7 +9,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The version this build writes. Version 1 (no tracer costs) is still
-/// read: its advice then says that shares are of the traced run.
+/// read: its advice then says that shares are of the traced run; versions
+/// 1 and 2 named the kernel without its name (`uname -rv`).
 pub const CALIBRATION_VERSION: u32 = syscluster_model::formats::CALIBRATION_VERSION;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -327,8 +328,13 @@ impl Calibration {
             }
             Some(_) => {}
         }
-        let c: Calibration =
+        let mut c: Calibration =
             serde_json::from_value(v).map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), e.to_string()))?;
+        if c.calibration_version < 3 && !c.machine.kernel.starts_with("Linux ") {
+            // Before version 3 the kernel was `uname -rv`; it is `uname -srv`
+            // now, as libmulticall names it: the same kernel, so the same machine.
+            c.machine.kernel = format!("Linux {}", c.machine.kernel);
+        }
         c.validate().map_err(|why| CalibrationError::Corrupt(path.to_path_buf(), why))?;
         Ok(Some(c))
     }
@@ -448,7 +454,7 @@ mod tests {
             calibration_version: CALIBRATION_VERSION,
             tool: "t".into(),
             created_at: 0.0,
-            machine: Machine { arch: "x86_64".into(), kernel: "6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
+            machine: Machine { arch: "x86_64".into(), kernel: "Linux 6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
             crossing: Crossing {
                 syscall: "getppid".into(),
                 syscall_ns: 150.0,
@@ -494,7 +500,7 @@ mod tests {
         assert_eq!(Calibration::load(&p).unwrap().unwrap(), c);
         let here = c.machine.clone();
         assert!(Calibration::load_for(&p, &here).unwrap().is_some());
-        let other = Machine { kernel: "6.2 #1".into(), ..here };
+        let other = Machine { kernel: "Linux 6.2 #1".into(), ..here };
         let e = Calibration::load_for(&p, &other).unwrap_err().to_string();
         assert!(
             e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"),
@@ -532,6 +538,21 @@ mod tests {
         assert!(e.contains("first_context"), "{e}");
         std::fs::write(&mc, r#"{"format_version": 1, "costs_ns": {"first_context": 120.5}}"#).unwrap();
         assert!(Calibration::load_for(&p, &here).unwrap().is_some());
+    }
+
+    #[test]
+    fn older_versions_name_the_kernel_as_libmulticall_does() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("calibration.json");
+        let mut c = cal();
+        c.calibration_version = 2;
+        c.machine.kernel = "6.1 #1".into();
+        c.save(&p).unwrap();
+        assert_eq!(Calibration::load(&p).unwrap().unwrap().machine.kernel, "Linux 6.1 #1");
+        c.calibration_version = CALIBRATION_VERSION;
+        c.machine.kernel = "Linux 6.1 #1".into();
+        c.save(&p).unwrap();
+        assert_eq!(Calibration::load(&p).unwrap().unwrap().machine.kernel, "Linux 6.1 #1");
     }
 
     #[test]

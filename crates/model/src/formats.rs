@@ -15,7 +15,7 @@ pub const PLAN_VERSION: u32 = 1;
 /// The oldest plan version this build still reads.
 pub const PLAN_OLDEST: u32 = 1;
 /// The calibration version this build writes (`calibration_version`, docs/ADVICE.md).
-pub const CALIBRATION_VERSION: u32 = 2;
+pub const CALIBRATION_VERSION: u32 = 3;
 /// The oldest calibration version this build still reads.
 pub const CALIBRATION_OLDEST: u32 = 1;
 /// The plan_line version this build writes (`syscluster-plan/`, crates/supervisor/src/plan.rs).
