@@ -422,7 +422,9 @@ int __mc_calib_parse(struct __mc_calib *c, const char *text, size_t len, const c
 	dec = jget(&j, root, "decisions");
 	mr = jget(&j, dec, "min_run");
 	um = jget(&j, dec, "uring_min");
-	if (mr < 0 || um < 0)
+	/* min_run an object: anything else (a number, an array) used to pass
+	 * as "no rule", where syscluster's reader refuses it. */
+	if (mr < 0 || um < 0 || j.nodes[mr].type != J_OBJ)
 		goto out;
 	memset(&tmp, 0, sizeof(tmp));
 	/* Every entry "rule.class": [unregistered, registered]; absent pairs

@@ -216,12 +216,8 @@ impl MulticallDecisions {
             return Err(Corrupt("no decisions.min_run and decisions.uring_min".into()));
         };
         let mut min_run = std::collections::BTreeMap::new();
-        let entries: Vec<(String, &serde_json::Value)> = match mr {
-            serde_json::Value::Object(o) => o.iter().map(|(k, v)| (k.clone(), v)).collect(),
-            serde_json::Value::Array(a) if a.is_empty() => Vec::new(),
-            _ => return Err(Corrupt("decisions.min_run is not an object".into())),
-        };
-        for (key, v) in entries {
+        let mr = mr.as_object().ok_or_else(|| Corrupt("decisions.min_run is not an object".into()))?;
+        for (key, v) in mr {
             let known = key.len() < 64
                 && key
                     .split_once('.')
@@ -235,7 +231,7 @@ impl MulticallDecisions {
             };
             let pair =
                 pair.ok_or_else(|| Corrupt(format!("decisions.min_run.{key} is not two whole numbers in 0..65535")))?;
-            min_run.insert(key, pair);
+            min_run.insert(key.clone(), pair);
         }
         let mut uring_wins = false;
         for kind in MC_URING_KIND_NAMES {
