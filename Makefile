@@ -52,6 +52,7 @@ browser:
 # only the table's numbers and names are checked).
 check-generated:
 	@python3 scripts/gen-syscall-lists.py --check
+	@python3 scripts/gen-formats.py --check
 	@python3 scripts/gen-syscall-table.py --check-numbers data/syscalls_x86_64.tsv
 	@python3 scripts/gen-errno-table.py | cmp -s - data/errno_linux.tsv || \
 		{ echo "make: data/errno_linux.tsv is stale: run python3 scripts/gen-errno-table.py > data/errno_linux.tsv" >&2; exit 1; }

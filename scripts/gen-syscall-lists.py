@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from generated import write_outputs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROPS = "data/syscall_properties.tsv"
 TABLE = "data/syscalls_x86_64.tsv"
@@ -37,6 +39,31 @@ def read_numbers():
         nr, name = line.split("\t")[:2]
         nrs[name] = int(nr)
     return nrs
+
+
+def read_nargs():
+    """The kernel's number of arguments of each call (the table's third column)."""
+    nargs = {}
+    for line in open(os.path.join(ROOT, TABLE)):
+        if line.startswith("#") or not line.strip():
+            continue
+        cols = line.rstrip("\n").split("\t")
+        nargs[cols[1]] = len([a for a in cols[2].split(";") if a]) if len(cols) > 2 else 0
+    return nargs
+
+
+def direct(r, fn, fortified):
+    """Whether a call of glibc's fn may be replaced by the system call it
+    issues (the compiler plugin's regions): fn is named as the call (or
+    differs by a "64"), so that it passes the same arguments and returns the
+    kernel's result (-1 and errno for -errno); the call has a class or writes
+    no user memory (the I/O, clock and id calls, lseek, fsync; not brk,
+    getcwd or sched_getaffinity, whose wrappers change the result); no
+    multi-call refuses it; and fn is not a fortified form.  fstat
+    (newfstatat with other arguments), select (pselect6) and pselect (whose
+    sixth argument is not the kernel's) never are."""
+    same_name = fn in (r["name"], r["name"] + "64") or fn + "64" == r["name"]
+    return not fortified and same_name and (bool(r["class"]) or r["output"] == "none") and r["multicall"] == "-"
 
 
 def parse_cond(text, where):
@@ -305,19 +332,27 @@ def c_header(rows):
     out.append("")
     out.append("/* glibc functions that issue a system call (x86_64, glibc 2.36), fortified")
     out.append(" * forms included; size_arg: the argument a _chk form adds for the buffer's")
-    out.append(" * size (-1 for none). */")
+    out.append(" * size (-1 for none); nargs: the system call's arguments; direct: the")
+    out.append(" * function passes the call's arguments and returns its result, so the")
+    out.append(" * call may be issued in its place (scripts/gen-syscall-lists.py, direct). */")
     out.append("struct scl_libc_function {")
     out.append("\tconst char *function;")
     out.append("\tconst char *syscall;")
     out.append("\tint nr;")
     out.append("\tint fortified;")
     out.append("\tint size_arg;")
+    out.append("\tint nargs;")
+    out.append("\tint direct;")
     out.append("};")
     out.append("")
     out.append("static const struct scl_libc_function scl_libc_functions[] = {")
+    nargs = read_nargs()
     for r in rows:
         for fn, fort, size in r["libc"]:
-            out.append(f'\t{{ "{fn}", "{r["name"]}", {r["nr"]}, {int(fort)}, {size} }},')
+            out.append(
+                f'\t{{ "{fn}", "{r["name"]}", {r["nr"]}, {int(fort)}, {size}, {nargs.get(r["name"], 0)}, '
+                f"{int(direct(r, fn, fort))} }},"
+            )
     out.append("};")
     out.append("#define SCL_LIBC_FUNCTIONS (sizeof(scl_libc_functions) / sizeof(scl_libc_functions[0]))")
     out.append("")
@@ -338,29 +373,8 @@ def main(argv):
     except (TableError, OSError) as e:
         print(f"gen-syscall-lists: {e}", file=sys.stderr)
         return 2
-    stale = []
-    for path, gen in OUTPUTS.items():
-        text = gen(rows)
-        full = os.path.join(ROOT, path)
-        try:
-            old = open(full).read()
-        except OSError:
-            old = None
-        if old == text:
-            continue
-        if check:
-            stale.append(path)
-        else:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full + ".tmp", "w") as f:
-                f.write(text)
-            os.replace(full + ".tmp", full)
-            print(f"wrote {path}")
-    if stale:
-        print("gen-syscall-lists: stale (run scripts/gen-syscall-lists.py and commit): " + ", ".join(stale),
-              file=sys.stderr)
-        return 1
-    return 0
+    texts = {path: gen(rows) for path, gen in OUTPUTS.items()}
+    return write_outputs(ROOT, texts, check, "gen-syscall-lists")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
  * (fusion only where it cannot lose, never io_uring) when the file is
  * missing, stale or corrupt. */
 #include "internal.h"
+#include "formats.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,15 +13,15 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define CALIB_FORMAT 1
+#define CALIB_FORMAT SCL_MULTICALL_CALIBRATION_VERSION
 #define CALIB_MAX_BYTES (1 << 20)
 
-static const char *const rule_names[R_COUNT] = {
-	"writev", "readv", "preadv", "pwritev", "seek_pread",
-	"sendmmsg", "recvmmsg", "copy", "batch_send",
-};
+/* The names the file uses, shared with the Rust reader (data/formats.tsv). */
+static const char *const rule_names[R_COUNT] = { SCL_MC_RULE_NAMES };
+_Static_assert(SCL_MC_RULE_COUNT == R_COUNT, "data/formats.tsv's mc_rule names are enum __mc_rule's");
 
-static const char *const ukind_names[U_COUNT] = { "read.file", "write.file", "other" };
+static const char *const ukind_names[U_COUNT] = { SCL_MC_URING_KIND_NAMES };
+_Static_assert(SCL_MC_URING_KIND_COUNT == U_COUNT, "data/formats.tsv's mc_uring_kind names are enum __mc_ukind's");
 
 const char *__mc_rule_name(unsigned rule)
 {
@@ -421,7 +422,9 @@ int __mc_calib_parse(struct __mc_calib *c, const char *text, size_t len, const c
 	dec = jget(&j, root, "decisions");
 	mr = jget(&j, dec, "min_run");
 	um = jget(&j, dec, "uring_min");
-	if (mr < 0 || um < 0)
+	/* min_run an object: anything else (a number, an array) used to pass
+	 * as "no rule", where syscluster's reader refuses it. */
+	if (mr < 0 || um < 0 || j.nodes[mr].type != J_OBJ)
 		goto out;
 	memset(&tmp, 0, sizeof(tmp));
 	/* Every entry "rule.class": [unregistered, registered]; absent pairs

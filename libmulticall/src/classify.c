@@ -6,6 +6,7 @@
  * a proc or sysfs file, a device or an eventfd it is, and those are never
  * merged. */
 #include "internal.h"
+#include "formats.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -225,9 +226,8 @@ struct __mc_fdinfo __mc_run_fdinfo(struct __mc_run *run, int fd, int want_flags,
 
 const char *__mc_fdclass_name(unsigned cls)
 {
-	static const char *const names[FDC_COUNT] = {
-		"unknown", "bad", "file", "file-other", "pipe", "null",
-		"stream", "ustream", "dgram", "block", "other",
-	};
+	/* Shared with the Rust reader of the calibration (data/formats.tsv). */
+	static const char *const names[FDC_COUNT] = { SCL_MC_FDCLASS_NAMES };
+	_Static_assert(SCL_MC_FDCLASS_COUNT == FDC_COUNT, "data/formats.tsv's mc_fdclass names are enum __mc_fdclass's");
 	return cls < FDC_COUNT ? names[cls] : "?";
 }

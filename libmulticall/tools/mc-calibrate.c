@@ -4,7 +4,7 @@
  * writes the calibration file the library reads once per process.
  *
  *   mc-calibrate [-o FILE | --stdout] [--dir DIR] [--quick]
- *                [--decisions=measured|eager|never] [--check FILE]
+ *                [--decisions=measured|eager|never] [--check FILE] [--machine]
  *
  * For every fusion rule and descriptor class it times runs of 2 to 64
  * calls through the library itself (direct, fusion with the descriptor
@@ -38,6 +38,7 @@
 
 #include "internal.h"
 #include "mc-tools.h"
+#include "formats.h"
 
 #define TOOL_VERSION "1.0.0"
 #define MARGIN 0.93 /* a mechanism must be 7 % faster to be chosen */
@@ -606,11 +607,26 @@ static int check_file(const char *path, int verbose)
 	return st == MC_CALIB_FILE ? 0 : 1;
 }
 
+/* The identity a calibration is tied to, as the file's "machine" object:
+ * what syscluster compares its own identity of this machine with. */
+static void print_machine(void)
+{
+	char kernel[512], cpu[128];
+
+	__mc_machine_identity(kernel, sizeof(kernel), cpu, sizeof(cpu));
+	printf("{\"kernel\": ");
+	jstr(stdout, kernel);
+	printf(", \"cpu\": ");
+	jstr(stdout, cpu);
+	printf("}\n");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mc-calibrate [-o FILE | --stdout] [--dir DIR] [--quick]\n"
 		"                    [--decisions=measured|eager|never] [--check FILE]\n"
+		"                    [--machine]\n"
 		"Measures this machine for libmulticall's auto backend and writes the\n"
 		"calibration (default: $%s, else $XDG_CACHE_HOME or ~/.cache,\n"
 		"syscluster/multicall-calibration.json).\n"
@@ -620,7 +636,8 @@ static void usage(FILE *f)
 		"  --quick        fewer repetitions (seconds instead of tens of seconds)\n"
 		"  --decisions=K  measured (default); eager: every rule from 2 calls and io_uring\n"
 		"                 from 2 (for tests of auto); never: no rule, no io_uring\n"
-		"  --check FILE   say whether FILE is valid for this machine (exit 0) or not\n",
+		"  --check FILE   say whether FILE is valid for this machine (exit 0) or not\n"
+		"  --machine      print this machine's identity, as a calibration records it\n",
 		MC_CALIBRATION_ENV);
 }
 
@@ -631,6 +648,7 @@ int main(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },    { "quick", no_argument, NULL, 'q' },
 		{ "decisions", required_argument, NULL, 'D' }, { "check", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
+		{ "machine", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out_path = NULL, *decisions = "measured";
@@ -666,6 +684,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			return check_file(optarg, 1);
+		case 'M':
+			print_machine();
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -754,7 +775,7 @@ int main(int argc, char **argv)
 	f = open_memstream(&text, &tlen);
 	if (!f)
 		die("out of memory");
-	fprintf(f, "{\n  \"format_version\": 1,\n  \"tool\": \"mc-calibrate %s\",\n", TOOL_VERSION);
+	fprintf(f, "{\n  \"format_version\": %d,\n  \"tool\": \"mc-calibrate %s\",\n", SCL_MULTICALL_CALIBRATION_VERSION, TOOL_VERSION);
 	fprintf(f, "  \"created\": \"%s\",\n  \"decisions_from\": \"%s\",\n", created, decisions);
 	fprintf(f, "  \"machine\": {\"kernel\": ");
 	jstr(f, kernel);

@@ -1,5 +1,6 @@
 //===- Plan.cpp - reading the plan ----------------------------------------===//
 #include "SysCluster/Plan.h"
+#include "formats.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
@@ -44,8 +45,8 @@ Expected<Plan> loadPlan(StringRef Path) {
   auto Version = Top->getInteger("plan_version");
   if (!Version)
     return bad(Path, "no plan_version");
-  if (*Version != 1)
-    return bad(Path, "plan_version " + Twine(*Version) + " (this plugin reads 1)");
+  if (*Version < SCL_PLAN_OLDEST || *Version > SCL_PLAN_VERSION)
+    return bad(Path, "plan_version " + Twine(*Version) + " (this plugin reads " + Twine(SCL_PLAN_VERSION) + ")");
   const json::Array *Clusters = Top->getArray("clusters");
   if (!Clusters)
     return bad(Path, "no clusters");

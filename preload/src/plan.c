@@ -15,6 +15,7 @@
  *          (offsets.c), which a planned read then uses with pread. */
 #include "rt.h"
 #include "sys.h"
+#include "formats.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -32,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The supervisor keeps plans within these (crates/supervisor/src/plan.rs). */
-#define MAX_MODULES 64
-#define MAX_SITES 512
+/* The supervisor keeps plans within these (data/formats.tsv). */
+#define MAX_MODULES SCL_PLAN_LINE_MAX_MODULES
+#define MAX_SITES SCL_PLAN_LINE_MAX_SITES
 
 struct plan_module {
     const char *path;
@@ -128,7 +129,7 @@ int sc_plan_parse(const char *text)
     char *save = NULL;
     int dropped = 0; /* sites beyond the table, or of a module beyond it: said, not silent */
     char *line = strtok_r(copy, "\n", &save);
-    if (!line || strcmp(line, "syscluster-plan/1") != 0) {
+    if (!line || strcmp(line, SCL_PLAN_LINE_HEADER) != 0) {
         sc_report("plan", "$SYSCLUSTER_PLAN is not a plan this runtime reads: nothing is applied");
         return 0;
     }

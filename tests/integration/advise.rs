@@ -461,7 +461,11 @@ fn calibration_includes_libmulticall_backends_when_built() {
     let m = c.multicall.as_ref().expect("libmulticall's figures");
     assert_eq!(m.data["format_version"], 1);
     assert!(d.path().join("syscluster/multicall-calibration.json").exists());
-    assert!(!syscluster_advise::calibration::MulticallDecisions::of(m).min_run.is_empty(), "{}", m.data["decisions"]);
+    assert!(
+        !syscluster_advise::calibration::MulticallDecisions::of(m).unwrap().min_run.is_empty(),
+        "{}",
+        m.data["decisions"]
+    );
 }
 
 /// Issue 11 §2: advice is reproducible from files. The fixture's

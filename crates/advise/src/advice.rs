@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use syscluster_model::profile::Location;
 
 /// The version of the JSON this build writes.
-pub const ADVICE_VERSION: u32 = 1;
+pub const ADVICE_VERSION: u32 = syscluster_model::formats::ADVICE_VERSION;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -191,9 +191,10 @@ impl<'a> CostModel<'a> {
         self.cal.is_some()
     }
 
-    /// libmulticall's calibrated decisions, when mc-calibrate ran.
+    /// libmulticall's calibrated decisions, when mc-calibrate ran and
+    /// libmulticall would use its file (else it uses its built-in choices).
     pub fn multicall(&self) -> Option<crate::calibration::MulticallDecisions> {
-        self.cal.and_then(|c| c.multicall.as_ref()).map(crate::calibration::MulticallDecisions::of)
+        self.cal.and_then(|c| c.multicall.as_ref()).and_then(|m| crate::calibration::MulticallDecisions::of(m).ok())
     }
 
     /// One call of profile node `node` (a call of `syscall` on `on` moving

@@ -9,8 +9,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The version this build writes. Version 1 (no tracer costs) is still
-/// read: its advice then says that shares are of the traced run.
-pub const CALIBRATION_VERSION: u32 = 2;
+/// read: its advice then says that shares are of the traced run; versions
+/// 1 and 2 named the kernel without its name (`uname -rv`).
+pub const CALIBRATION_VERSION: u32 = crate::formats::CALIBRATION_VERSION;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -103,7 +104,8 @@ pub struct TracerCost {
 #[serde(deny_unknown_fields)]
 pub struct Machine {
     pub arch: String,
-    /// Kernel release and version (`uname -rv`).
+    /// Kernel name, release and version (`uname -srv`), as libmulticall
+    /// names it (`crate::machine`).
     pub kernel: String,
     /// CPU model name.
     pub cpu: String,
@@ -170,22 +172,105 @@ pub struct MulticallDecisions {
     pub uring_wins: bool,
 }
 
+/// Why libmulticall would not use a calibration file (it then falls back
+/// to its built-in choices), as `mc-calibrate --check` words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MulticallRefusal {
+    /// Another format version, machine, kernel or CPU.
+    Stale(String),
+    /// Not a calibration libmulticall can read.
+    Corrupt(String),
+}
+
+impl fmt::Display for MulticallRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MulticallRefusal::Stale(why) => write!(f, "stale: {why}"),
+            MulticallRefusal::Corrupt(why) => write!(f, "corrupt: {why}"),
+        }
+    }
+}
+
 impl MulticallDecisions {
-    /// The decisions in mc-calibrate's file (docs/MULTICALL.md); what is
-    /// missing or malformed is left out.
-    pub fn of(m: &MulticallFigures) -> MulticallDecisions {
-        let d = &m.data["decisions"];
-        let mut min_run = std::collections::BTreeMap::new();
-        if let Some(o) = d["min_run"].as_object() {
-            for (k, v) in o {
-                if let (Some(a), Some(b)) = (v.get(0).and_then(|x| x.as_u64()), v.get(1).and_then(|x| x.as_u64())) {
-                    min_run.insert(k.clone(), (a, b));
-                }
+    /// The decisions in mc-calibrate's file (docs/MULTICALL.md), when
+    /// libmulticall would use them; the machine is not compared (the
+    /// calibration that carries them is checked against this machine).
+    pub fn of(m: &MulticallFigures) -> Result<MulticallDecisions, MulticallRefusal> {
+        MulticallDecisions::parse(&m.data, None)
+    }
+
+    /// [`MulticallDecisions::parse`] of the file's text.
+    pub fn parse_text(text: &str, machine: Option<(&str, &str)>) -> Result<MulticallDecisions, MulticallRefusal> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|_| MulticallRefusal::Corrupt("not JSON".into()))?;
+        MulticallDecisions::parse(&v, machine)
+    }
+
+    /// Reads mc-calibrate's file by libmulticall's rules
+    /// (`__mc_calib_parse`, libmulticall/src/calib.c), so that both take or
+    /// refuse the same files (tests/fixtures/formats/multicall-calibration):
+    /// `machine`, the (kernel, cpu) identity the file must name, or `None`
+    /// not to compare it.
+    pub fn parse(
+        data: &serde_json::Value,
+        machine: Option<(&str, &str)>,
+    ) -> Result<MulticallDecisions, MulticallRefusal> {
+        use crate::formats::{
+            MC_FDCLASS_NAMES, MC_RULE_NAMES, MC_URING_KIND_NAMES, MULTICALL_CALIBRATION_VERSION as VERSION,
+        };
+        use MulticallRefusal::{Corrupt, Stale};
+        // A whole number in 0..=max, as libmulticall's jint takes it (2.0 included).
+        let int = |v: Option<&serde_json::Value>, max: f64| -> Option<u64> {
+            let x = v?.as_f64()?;
+            (x >= 0.0 && x <= max && x.fract() == 0.0).then_some(x as u64)
+        };
+        let root = data.as_object().ok_or_else(|| Corrupt("not a JSON object".into()))?;
+        let version =
+            int(root.get("format_version"), 1000.0).ok_or_else(|| Corrupt("no format_version in 0..1000".into()))?;
+        if version != VERSION as u64 {
+            return Err(Stale(format!("format_version {version}, libmulticall reads {VERSION}")));
+        }
+        let m = root.get("machine").and_then(|m| m.as_object()).ok_or_else(|| Corrupt("no machine object".into()))?;
+        let kernel =
+            m.get("kernel").and_then(|k| k.as_str()).ok_or_else(|| Corrupt("machine.kernel is not a string".into()))?;
+        let cpu = m.get("cpu").ok_or_else(|| Corrupt("no machine.cpu".into()))?;
+        if let Some((k, c)) = machine {
+            if kernel != k {
+                return Err(Stale(format!("made under kernel {kernel:?}, this is {k:?}")));
+            }
+            if cpu.as_str() != Some(c) {
+                return Err(Stale(format!("made on CPU {cpu}, this is {c:?}")));
             }
         }
-        let uring_wins =
-            d["uring_min"].as_object().is_some_and(|o| o.values().any(|v| v.as_u64().is_some_and(|n| n > 0)));
-        MulticallDecisions { min_run, uring_wins }
+        let d = root.get("decisions").and_then(|d| d.as_object());
+        let (Some(mr), Some(um)) = (d.and_then(|d| d.get("min_run")), d.and_then(|d| d.get("uring_min"))) else {
+            return Err(Corrupt("no decisions.min_run and decisions.uring_min".into()));
+        };
+        let mut min_run = std::collections::BTreeMap::new();
+        let mr = mr.as_object().ok_or_else(|| Corrupt("decisions.min_run is not an object".into()))?;
+        for (key, v) in mr {
+            let known = key.len() < 64
+                && key
+                    .split_once('.')
+                    .is_some_and(|(r, c)| MC_RULE_NAMES.contains(&r) && MC_FDCLASS_NAMES.contains(&c));
+            if !known {
+                return Err(Corrupt(format!("decisions.min_run has {key:?}, not a RULE.CLASS libmulticall knows")));
+            }
+            let pair = match v.as_array().map(|a| a.as_slice()) {
+                Some([a, b]) => int(Some(a), 65535.0).zip(int(Some(b), 65535.0)),
+                _ => None,
+            };
+            let pair =
+                pair.ok_or_else(|| Corrupt(format!("decisions.min_run.{key} is not two whole numbers in 0..65535")))?;
+            min_run.insert(key.clone(), pair);
+        }
+        let mut uring_wins = false;
+        for kind in MC_URING_KIND_NAMES {
+            let n = int(um.get(kind), 65535.0)
+                .ok_or_else(|| Corrupt(format!("decisions.uring_min.{kind} is not a whole number in 0..65535")))?;
+            uring_wins |= n > 0;
+        }
+        Ok(MulticallDecisions { min_run, uring_wins })
     }
 }
 
@@ -204,7 +289,7 @@ impl Machine {
 
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ×{}, Linux {}", self.cpu, self.cpus, self.kernel)
+        write!(f, "{} ×{}, {}", self.cpu, self.cpus, self.kernel)
     }
 }
 
@@ -265,13 +350,18 @@ impl Calibration {
             .map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), format!("invalid JSON: {e}")))?;
         match v.get("calibration_version").and_then(|x| x.as_u64()) {
             None => return Err(CalibrationError::Corrupt(path.to_path_buf(), "no calibration_version".into())),
-            Some(n) if n != CALIBRATION_VERSION as u64 && n != 1 => {
+            Some(n) if n > CALIBRATION_VERSION as u64 || n < crate::formats::CALIBRATION_OLDEST as u64 => {
                 return Err(CalibrationError::Version(path.to_path_buf(), n))
             }
             Some(_) => {}
         }
-        let c: Calibration =
+        let mut c: Calibration =
             serde_json::from_value(v).map_err(|e| CalibrationError::Corrupt(path.to_path_buf(), e.to_string()))?;
+        if c.calibration_version < 3 && !c.machine.kernel.starts_with("Linux ") {
+            // Before version 3 the kernel was `uname -rv`; it is `uname -srv`
+            // now, as libmulticall names it: the same kernel, so the same machine.
+            c.machine.kernel = format!("Linux {}", c.machine.kernel);
+        }
         c.validate().map_err(|why| CalibrationError::Corrupt(path.to_path_buf(), why))?;
         Ok(Some(c))
     }
@@ -409,7 +499,7 @@ mod tests {
             calibration_version: CALIBRATION_VERSION,
             tool: "t".into(),
             created_at: 0.0,
-            machine: Machine { arch: "x86_64".into(), kernel: "6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
+            machine: Machine { arch: "x86_64".into(), kernel: "Linux 6.1 #1".into(), cpu: "cpu".into(), cpus: 2 },
             crossing: Crossing {
                 syscall: "getppid".into(),
                 syscall_ns: 150.0,
@@ -471,7 +561,7 @@ mod tests {
         assert_eq!(Calibration::load(&p).unwrap().unwrap(), c);
         let here = c.machine.clone();
         assert!(Calibration::load_for(&p, &here).unwrap().is_some());
-        let other = Machine { kernel: "6.2 #1".into(), ..here };
+        let other = Machine { kernel: "Linux 6.2 #1".into(), ..here };
         let e = Calibration::load_for(&p, &other).unwrap_err().to_string();
         assert!(
             e.starts_with("stale calibration") && e.contains("6.2 #1") && e.contains("syscluster calibrate"),
@@ -520,24 +610,44 @@ mod tests {
     }
 
     #[test]
-    fn reads_libmulticall_decisions() {
-        let m = MulticallFigures {
+    fn older_versions_name_the_kernel_as_libmulticall_does() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("calibration.json");
+        let mut c = cal();
+        c.calibration_version = 2;
+        c.machine.kernel = "6.1 #1".into();
+        c.save(&p).unwrap();
+        assert_eq!(Calibration::load(&p).unwrap().unwrap().machine.kernel, "Linux 6.1 #1");
+        c.calibration_version = CALIBRATION_VERSION;
+        c.machine.kernel = "Linux 6.1 #1".into();
+        c.save(&p).unwrap();
+        assert_eq!(Calibration::load(&p).unwrap().unwrap().machine.kernel, "Linux 6.1 #1");
+    }
+
+    #[test]
+    fn reads_libmulticall_decisions_as_libmulticall_does() {
+        let figures = |min_run: serde_json::Value| MulticallFigures {
             source: "mc-calibrate".into(),
             data: serde_json::json!({
                 "format_version": 1,
-                "decisions": {
-                    "min_run": {"writev.file": [3, 2], "sendmmsg.dgram": [2, 0], "bad": [1], "worse": "x"},
-                    "uring_min": {"read.file": 0, "write.file": 0, "other": 0}
-                }
+                "machine": {"kernel": "Linux 6.1 #1", "cpu": "cpu"},
+                "decisions": {"min_run": min_run, "uring_min": {"read.file": 0, "write.file": 0, "other": 0}}
             }),
         };
-        let d = MulticallDecisions::of(&m);
-        assert_eq!(d.min_run.len(), 2, "malformed entries are left out: {:?}", d.min_run);
+        let d = MulticallDecisions::of(&figures(serde_json::json!({"writev.file": [3, 2], "sendmmsg.dgram": [2, 0]})))
+            .unwrap();
+        assert_eq!(d.min_run.len(), 2);
         assert_eq!(d.min_run["writev.file"], (3, 2));
         assert_eq!(d.min_run["sendmmsg.dgram"], (2, 0));
         assert!(!d.uring_wins);
+        // One malformed entry and libmulticall ignores the whole file (it
+        // keeps its built-in choices): so does the advisor.  It used to
+        // leave out only the entry, and advise from decisions the library
+        // never took.
+        let bad = MulticallDecisions::of(&figures(serde_json::json!({"writev.file": [3, 2], "bad": [1]})));
+        assert!(matches!(bad, Err(MulticallRefusal::Corrupt(_))), "{bad:?}");
         let none = MulticallDecisions::of(&MulticallFigures { source: String::new(), data: serde_json::json!({}) });
-        assert!(none.min_run.is_empty() && !none.uring_wins);
+        assert!(matches!(none, Err(MulticallRefusal::Corrupt(_))), "{none:?}");
     }
 
     #[test]

@@ -7,6 +7,9 @@ pub mod elf;
 pub mod errno;
 pub mod event;
 pub mod fmt;
+/// Generated from `data/formats.tsv` by `scripts/gen-formats.py`.
+#[rustfmt::skip]
+pub mod formats;
 pub mod host;
 pub mod inherited;
 pub mod machine;

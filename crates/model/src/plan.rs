@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The version this build writes and the only one it reads.
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = crate::formats::PLAN_VERSION;
 
 /// The largest plan file read (a plan of 10,000 clusters is ~10 MB).
 pub const PLAN_LIMIT: u64 = 256 << 20;

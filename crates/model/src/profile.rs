@@ -11,7 +11,7 @@ use std::path::Path;
 /// the `descriptor` node key (what a descriptor is, not its number) and made
 /// it the default; version 1 profiles load unchanged (their keys are `fd`,
 /// `name` or `callsite`).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = crate::formats::PROFILE_VERSION;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -2,7 +2,7 @@
 //! call count. `dot -Tsvg` renders it. Only the heaviest `top` edges (at
 //! least 50) and their nodes are drawn, so that big graphs stay legible.
 
-use crate::{ReportOptions, Reporter};
+use crate::{Render, ReportOptions};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use syscluster_model::fmt::count;
@@ -25,7 +25,7 @@ fn quote(s: &str) -> String {
     q
 }
 
-impl Reporter for Dot {
+impl Render<Profile> for Dot {
     fn render(&self, p: &Profile, opts: &ReportOptions) -> Vec<u8> {
         let edges: Vec<_> = p.edges.iter().take(opts.top.max(50)).collect();
         let mut shown: BTreeSet<u32> = edges.iter().flat_map(|e| [e.from, e.to]).collect();

@@ -4,7 +4,7 @@
 //! for calls whose location was not recorded. Lines are sorted and equal
 //! stacks merged, so the output is the same for the same profile.
 
-use crate::{ReportOptions, Reporter};
+use crate::{Render, ReportOptions};
 use std::collections::BTreeMap;
 use syscluster_model::profile::Location;
 use syscluster_model::Profile;
@@ -35,7 +35,7 @@ fn location_frame(l: &Location) -> String {
     }
 }
 
-impl Reporter for Folded {
+impl Render<Profile> for Folded {
     fn render(&self, p: &Profile, _opts: &ReportOptions) -> Vec<u8> {
         let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
         for n in &p.nodes {

@@ -6,7 +6,7 @@
 //! The tables and recommendations are plain HTML; the graph is drawn by a
 //! small script (`html/graph.js`) from the JSON embedded in the page.
 
-use crate::{ReportOptions, Reporter};
+use crate::{Render, ReportOptions};
 use serde_json::json;
 use std::fmt::Write as _;
 use syscluster_advise::advice::Advice;
@@ -23,7 +23,7 @@ const MAX_EDGES: usize = 80;
 /// The page without advice (what `by_name("html")` gives).
 pub struct Html;
 
-impl Reporter for Html {
+impl Render<Profile> for Html {
     fn render(&self, p: &Profile, _opts: &ReportOptions) -> Vec<u8> {
         page(p, None)
     }

@@ -1,5 +1,7 @@
-//! Renderings of a profile. One trait, one file per format; every format
-//! returns bytes, so that tests compare or parse them directly.
+//! Renderings of what syscluster prints: a profile, advice, a calibration,
+//! `stat`'s counts.  One trait ([`Render`]), one file per format (text,
+//! json, dot, folded, html), each implementing it for the values it shows;
+//! every format returns bytes, so that tests compare or parse them directly.
 
 pub mod dot;
 pub mod folded;
@@ -7,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod text;
 
+use std::collections::BTreeMap;
 use syscluster_model::Profile;
 
 /// Settings shared by the formats.
@@ -27,13 +30,38 @@ impl Default for ReportOptions {
     }
 }
 
-pub trait Reporter {
-    fn render(&self, profile: &Profile, opts: &ReportOptions) -> Vec<u8>;
+/// A format that can show a `T`.
+pub trait Render<T: ?Sized> {
+    fn render(&self, value: &T, opts: &ReportOptions) -> Vec<u8>;
 }
 
-/// The reporter for a format name (`text`, `json`, `dot`, `folded`, `html`;
-/// the HTML page made here has no advice: see [`html::page`]).
-pub fn by_name(name: &str) -> Option<Box<dyn Reporter>> {
+/// What `syscluster stat` measured over repeated runs of one command
+/// (nanoseconds and crossings, one entry per run).
+#[derive(Clone, Debug, Default)]
+pub struct Stat {
+    pub command: Vec<String>,
+    pub runs: u32,
+    /// The recorder that counted (`none` when nothing was counted).
+    pub counting_backend: String,
+    pub wall: Vec<u64>,
+    pub user: Vec<u64>,
+    pub system: Vec<u64>,
+    /// Crossings per run; empty when not counted.
+    pub crossings: Vec<u64>,
+    /// Crossings per run of each system call.
+    pub by_syscall: BTreeMap<String, Vec<u64>>,
+}
+
+/// min, median, max of `v` (not empty).
+pub fn spread(v: &[u64]) -> (u64, u64, u64) {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    (s[0], s[s.len() / 2], s[s.len() - 1])
+}
+
+/// The format for a name (`text`, `json`, `dot`, `folded`, `html`; the HTML
+/// page made here has no advice: see [`html::page`]).
+pub fn by_name(name: &str) -> Option<Box<dyn Render<Profile>>> {
     match name {
         "text" => Some(Box::new(text::Text)),
         "json" => Some(Box::new(json::Json)),

@@ -1,9 +1,11 @@
-//! The text report: tables that fit the width asked for (80 columns by
-//! default; `report --wide` cuts nothing). A profile with losses says so in
-//! its first line.
+//! Text: the profile's report, tables that fit the width asked for (80
+//! columns by default; `report --wide` cuts nothing; a profile with losses
+//! says so in its first line); advice; a calibration; `stat`'s table.
 
-use crate::{ReportOptions, Reporter};
+use crate::{spread, Render, ReportOptions, Stat};
 use std::fmt::Write as _;
+use syscluster_advise::calibration::MulticallDecisions;
+use syscluster_advise::{Advice, Calibration};
 use syscluster_model::fmt::{bytes, count, duration, fit, fit_end, percent, tasks};
 use syscluster_model::profile::Sequence;
 use syscluster_model::syscalls::ArgKind;
@@ -87,7 +89,7 @@ fn losses_line(p: &Profile) -> Option<String> {
     })
 }
 
-impl Reporter for Text {
+impl Render<Profile> for Text {
     fn render(&self, p: &Profile, opts: &ReportOptions) -> Vec<u8> {
         let mut out = String::new();
         let width = opts.width.max(40);
@@ -294,5 +296,122 @@ fn show_value(v: i64, hex: bool) -> String {
         v.to_string()
     } else {
         format!("{v:#x}")
+    }
+}
+
+impl Render<Advice> for Text {
+    fn render(&self, advice: &Advice, _opts: &ReportOptions) -> Vec<u8> {
+        // The advisor's own words (its tests read them there too).
+        syscluster_advise::text::render(advice).into_bytes()
+    }
+}
+
+impl Render<Calibration> for Text {
+    fn render(&self, c: &Calibration, _opts: &ReportOptions) -> Vec<u8> {
+        let mut o = String::new();
+        let x = &c.crossing;
+        let _ = writeln!(o, "Crossing against function call (seed 000 table 1), measured on {}", c.machine);
+        let _ = writeln!(o, "  {:<28} {:>10} {:>10} {:>8}", "", "ns", "median ns", "ratio");
+        let _ = writeln!(
+            o,
+            "  {:<28} {:>10.1} {:>10.1} {:>7.0}×",
+            format!("system call ({})", x.syscall),
+            x.syscall_ns,
+            x.syscall_median_ns,
+            x.ratio
+        );
+        let _ = writeln!(
+            o,
+            "  {:<28} {:>10.2} {:>10.2} {:>7}×",
+            "function call", x.function_call_ns, x.function_call_median_ns, 1
+        );
+        let _ = writeln!(o, "  (ns: the least disturbed of {} batches of {} calls)", x.samples, x.iterations);
+        let _ = writeln!(o, "\nPer-call costs (crossing included)");
+        for k in &c.costs {
+            let _ = writeln!(o, "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}", k.syscall, k.on, k.bytes, k.ns, k.what);
+        }
+        let _ = match &c.multicall {
+            Some(m) => {
+                let _ = writeln!(o, "\nlibmulticall backends, measured by {}:", m.source);
+                let from = |n: u64| if n == 0 { "never".to_string() } else { format!("from runs of {n}") };
+                match MulticallDecisions::of(m) {
+                    Ok(d) => {
+                        for (rule, (unreg, reg)) in &d.min_run {
+                            let _ = writeln!(
+                                o,
+                                "  fusion {rule:<18} {}; with the fd registered: {}",
+                                from(*unreg),
+                                from(*reg)
+                            );
+                        }
+                        let wins = if d.uring_wins { "chosen where it wins" } else { "never faster than direct here" };
+                        writeln!(o, "  io_uring: {wins}")
+                    }
+                    Err(why) => writeln!(o, "  libmulticall would not use them ({why}): it keeps its built-in choices"),
+                }
+            }
+            None => writeln!(
+                o,
+                "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"
+            ),
+        };
+        let _ = writeln!(o, "\nThe recorder's own cost (taken out of profiles before estimating)");
+        if c.tracers.is_empty() {
+            let _ = writeln!(o, "  not measured: no recorder could run here");
+        }
+        for t in &c.tracers {
+            let _ = writeln!(
+                o,
+                "  {:<16} {:>10.0} ns per call ({:.0} ns inside the call{}) {:>8.1} ms per run",
+                format!("{}/{}", t.backend, t.mode),
+                t.per_call_ns,
+                t.kernel_ns,
+                t.cpu_per_call_ns.map_or(String::new(), |c| format!(", {c:.0} ns of the program's CPU")),
+                t.fixed_ns / 1e6
+            );
+        }
+        o.into_bytes()
+    }
+}
+
+/// Nanoseconds as seconds, to the millisecond: "1.234 s".
+pub fn secs(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+/// `stat`'s table: times, crossings, and the `top` calls that cross most.
+impl Render<Stat> for Text {
+    fn render(&self, s: &Stat, opts: &ReportOptions) -> Vec<u8> {
+        let mut out = String::new();
+        let runs = s.runs;
+        let _ = writeln!(
+            out,
+            "syscluster stat: {} ({} run{})",
+            s.command.join(" "),
+            runs,
+            if runs == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "", "min", "median", "max");
+        for (name, v) in [("wall", &s.wall), ("user", &s.user), ("system", &s.system)] {
+            let (lo, mid, hi) = spread(v);
+            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", name, secs(lo), secs(mid), secs(hi));
+        }
+        if !s.crossings.is_empty() {
+            let top = opts.top;
+            let backend = &s.counting_backend;
+            let (lo, mid, hi) = spread(&s.crossings);
+            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "crossings", lo, mid, hi);
+            let _ = writeln!(out, "\n  crossings by system call (median; counted with {backend}):");
+            let mut rows: Vec<(u64, &String)> = s.by_syscall.iter().map(|(k, v)| (spread(v).1, k)).collect();
+            rows.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(y.1)));
+            for (n, name) in rows.iter().take(top) {
+                let _ = writeln!(out, "  {n:>14}  {name}");
+            }
+            if rows.len() > top {
+                let rest: u64 = rows[top..].iter().map(|r| r.0).sum();
+                let _ = writeln!(out, "  {rest:>14}  ({} other calls)", rows.len() - top);
+            }
+        }
+        out.into_bytes()
     }
 }

@@ -23,12 +23,12 @@ use std::path::Path;
 use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 
 /// The first line of `$SYSCLUSTER_PLAN`.
-pub const SPEC_HEADER: &str = "syscluster-plan/1";
+pub const SPEC_HEADER: &str = syscluster_model::formats::PLAN_LINE_HEADER;
 
-/// The sites and modules the library holds (`MAX_SITES`, `MAX_MODULES` in
+/// The sites and modules the library holds (data/formats.tsv, shared with
 /// `preload/src/plan.c`).
-pub const MAX_SITES: usize = 512;
-pub const MAX_MODULES: usize = 64;
+pub const MAX_SITES: usize = syscluster_model::formats::PLAN_LINE_MAX_SITES;
+pub const MAX_MODULES: usize = syscluster_model::formats::PLAN_LINE_MAX_MODULES;
 /// The longest `$SYSCLUSTER_PLAN` the kernel passes: one environment string
 /// is at most 32 pages (MAX_ARG_STRLEN), name and NUL included.
 pub const MAX_SPEC: usize = 32 * 4096 - "SYSCLUSTER_PLAN=".len() - 1;

@@ -40,13 +40,10 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
         let remarks = syscluster_advise::remarks::load_dir(dir).map_err(Failure::new)?;
         syscluster_advise::remarks::annotate(&mut advice.recommendations, &remarks);
     }
+    use syscluster_report::{json::Json, text::Text, Render, ReportOptions};
     let bytes = match a.format {
-        AdviseFormatArg::Text => syscluster_advise::text::render(&advice).into_bytes(),
-        AdviseFormatArg::Json => {
-            let mut v = serde_json::to_vec_pretty(&advice).expect("advice always serializes");
-            v.push(b'\n');
-            v
-        }
+        AdviseFormatArg::Text => Text.render(&advice, &ReportOptions::default()),
+        AdviseFormatArg::Json => Json.render(&advice, &ReportOptions::default()),
         AdviseFormatArg::Html => syscluster_report::html::page(&profile, Some(&advice)),
     };
     super::write_out(a.output.as_deref(), &bytes, "advice")?;

@@ -137,63 +137,13 @@ pub fn run(a: CalibrateArgs) -> Result<i32, Failure> {
         quick: a.quick,
     };
     let c = measure(&path, &opts, &host_for(None)?, a.quiet)?;
+    use syscluster_report::{json::Json, text::Text, Render, ReportOptions};
     if a.json {
-        let mut v = serde_json::to_vec_pretty(&c).expect("a calibration serializes");
-        v.push(b'\n');
-        super::write_out(None, &v, "calibration")?;
+        super::write_out(None, &Json.render(&c, &ReportOptions::default()), "calibration")?;
         return Ok(0);
     }
-    use std::fmt::Write as _;
-    let mut o = String::new();
-    let x = &c.crossing;
-    let _ = writeln!(o, "Crossing against function call (seed 000 table 1), measured on {}", c.machine);
-    let _ = writeln!(o, "  {:<28} {:>10} {:>10} {:>8}", "", "ns", "median ns", "ratio");
-    let _ = writeln!(
-        o,
-        "  {:<28} {:>10.1} {:>10.1} {:>7.0}×",
-        format!("system call ({})", x.syscall),
-        x.syscall_ns,
-        x.syscall_median_ns,
-        x.ratio
-    );
-    let _ = writeln!(
-        o,
-        "  {:<28} {:>10.2} {:>10.2} {:>7}×",
-        "function call", x.function_call_ns, x.function_call_median_ns, 1
-    );
-    let _ = writeln!(o, "  (ns: the least disturbed of {} batches of {} calls)", x.samples, x.iterations);
-    let _ = writeln!(o, "\nPer-call costs (crossing included)");
-    for k in &c.costs {
-        let _ = writeln!(o, "  {:<16} {:<5} {:>8} B {:>10.1} ns   {}", k.syscall, k.on, k.bytes, k.ns, k.what);
-    }
-    let _ = match &c.multicall {
-        Some(m) => {
-            let _ = writeln!(o, "\nlibmulticall backends, measured by {}:", m.source);
-            let d = calibration::MulticallDecisions::of(m);
-            let from = |n: u64| if n == 0 { "never".to_string() } else { format!("from runs of {n}") };
-            for (rule, (unreg, reg)) in &d.min_run {
-                let _ = writeln!(o, "  fusion {rule:<18} {}; with the fd registered: {}", from(*unreg), from(*reg));
-            }
-            writeln!(o, "  io_uring: {}", if d.uring_wins { "chosen where it wins" } else { "never faster than direct here" })
-        }
-        None => writeln!(o, "\nlibmulticall backends: not measured (mc-calibrate not found: build libmulticall, or pass --mc-calibrate)"),
-    };
-    let _ = writeln!(o, "\nThe recorder's own cost (taken out of profiles before estimating)");
-    if c.tracers.is_empty() {
-        let _ = writeln!(o, "  not measured: no recorder could run here");
-    }
-    for t in &c.tracers {
-        let _ = writeln!(
-            o,
-            "  {:<16} {:>10.0} ns per call ({:.0} ns inside the call{}) {:>8.1} ms per run",
-            format!("{}/{}", t.backend, t.mode),
-            t.per_call_ns,
-            t.kernel_ns,
-            t.cpu_per_call_ns.map_or(String::new(), |c| format!(", {c:.0} ns of the program's CPU")),
-            t.fixed_ns / 1e6
-        );
-    }
-    let _ = writeln!(o, "stored in {}", path.display());
-    super::write_out(None, o.as_bytes(), "calibration")?;
+    let mut o = Text.render(&c, &ReportOptions::default());
+    o.extend_from_slice(format!("stored in {}\n", path.display()).as_bytes());
+    super::write_out(None, &o, "calibration")?;
     Ok(0)
 }

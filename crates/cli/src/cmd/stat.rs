@@ -9,12 +9,12 @@ use crate::flags::StatArgs;
 use crate::Failure;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::time::Instant;
 use syscluster_analysis::BuilderOptions;
 use syscluster_model::profile::NodeKeyMode;
 use syscluster_record::launch::{Child, ExitStatus};
 use syscluster_record::{Backend, Mode, RecordOptions};
+use syscluster_report::{json::Json, text::Text, Render, ReportOptions, Stat};
 
 /// Times of one untraced run, nanoseconds.
 pub(crate) struct Times {
@@ -71,21 +71,7 @@ pub(crate) fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
     Failure::with_code(e.to_string(), code)
 }
 
-/// min, median, max of `v` (not empty).
-pub(crate) fn spread(v: &[u64]) -> (u64, u64, u64) {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    (s[0], s[s.len() / 2], s[s.len() - 1])
-}
-
-fn json_spread(v: &[u64]) -> serde_json::Value {
-    let (min, median, max) = spread(v);
-    serde_json::json!({"min": min, "median": median, "max": max, "runs": v})
-}
-
-pub(crate) fn secs(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
+pub(crate) use syscluster_report::{spread, text::secs};
 
 /// How `stat` and `verify` count crossings: aggregate mode, nodes by
 /// name, nothing else collected (with ptrace when asked).
@@ -144,46 +130,11 @@ pub fn run(a: StatArgs) -> Result<i32, Failure> {
     let user: Vec<u64> = times.iter().map(|t| t.user).collect();
     let sys: Vec<u64> = times.iter().map(|t| t.sys).collect();
     let command: Vec<String> = a.command.iter().map(|s| s.to_string_lossy().into_owned()).collect();
-    let mut out = String::new();
-    if a.json {
-        let by_syscall: serde_json::Map<String, serde_json::Value> =
-            by_call.iter().map(|(k, v)| (k.clone(), json_spread(v))).collect();
-        let doc = serde_json::json!({
-            "format_version": 1,
-            "command": command,
-            "runs": runs,
-            "counting_backend": backend,
-            "wall_ns": json_spread(&wall),
-            "user_ns": json_spread(&user),
-            "system_ns": json_spread(&sys),
-            "crossings": if crossings.is_empty() { serde_json::Value::Null } else { json_spread(&crossings) },
-            "by_syscall": by_syscall,
-        });
-        out = serde_json::to_string_pretty(&doc).expect("json") + "\n";
-    } else {
-        let _ =
-            writeln!(out, "syscluster stat: {} ({} run{})", command.join(" "), runs, if runs == 1 { "" } else { "s" });
-        let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "", "min", "median", "max");
-        for (name, v) in [("wall", &wall), ("user", &user), ("system", &sys)] {
-            let (lo, mid, hi) = spread(v);
-            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", name, secs(lo), secs(mid), secs(hi));
-        }
-        if !crossings.is_empty() {
-            let (lo, mid, hi) = spread(&crossings);
-            let _ = writeln!(out, "  {:<12} {:>14} {:>14} {:>14}", "crossings", lo, mid, hi);
-            let _ = writeln!(out, "\n  crossings by system call (median; counted with {backend}):");
-            let mut rows: Vec<(u64, &String)> = by_call.iter().map(|(k, v)| (spread(v).1, k)).collect();
-            rows.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(y.1)));
-            for (n, name) in rows.iter().take(a.top) {
-                let _ = writeln!(out, "  {n:>14}  {name}");
-            }
-            if rows.len() > a.top {
-                let rest: u64 = rows[a.top..].iter().map(|r| r.0).sum();
-                let _ = writeln!(out, "  {rest:>14}  ({} other calls)", rows.len() - a.top);
-            }
-        }
-    }
-    write_table(out.as_bytes())?;
+    let stat =
+        Stat { command, runs, counting_backend: backend, wall, user, system: sys, crossings, by_syscall: by_call };
+    let opts = ReportOptions { top: a.top, ..Default::default() };
+    let out = if a.json { Json.render(&stat, &opts) } else { Text.render(&stat, &opts) };
+    write_table(&out)?;
     if let Some(f) = first_failure {
         eprintln!(
             "syscluster: the command failed ({}) in at least one run",

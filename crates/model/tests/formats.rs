@@ -1,0 +1,45 @@
+//! The plan format's fixtures (tests/fixtures/formats/plan), which the
+//! compiler plugin's reader is tested on too (llvm/test/plan-formats.c):
+//! each file either loads or fails with the one line its .expect gives
+//! (`@PATH@` for the file's path).  `UPDATE_FIXTURES=1` rewrites the .expect
+//! files from what the reader says now.
+
+use std::path::Path;
+use syscluster_model::plan::Plan;
+
+#[test]
+fn plan_fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/formats/plan");
+    let update = std::env::var_os("UPDATE_FIXTURES").is_some_and(|v| v == "1");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{} fixtures in {}", files.len(), dir.display());
+    let mut wrong = Vec::new();
+    for p in &files {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let got = match Plan::load(p) {
+            Ok(plan) => {
+                assert!(!plan.clusters.is_empty(), "{name}: a valid fixture holds a cluster");
+                "valid".to_string()
+            }
+            Err(e) => e.replace(&p.display().to_string(), "@PATH@"),
+        };
+        assert!(!got.contains('\n'), "{name}: the error is one line: {got}");
+        assert_eq!(name.starts_with("valid"), got == "valid", "{name}: {got}");
+        let expect_path = p.with_extension("expect");
+        if update {
+            std::fs::write(&expect_path, format!("{got}\n")).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&expect_path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_FIXTURES=1 writes it)", expect_path.display()));
+        if got != want.trim_end() {
+            wrong.push(format!("{name}: got {got:?}, want {:?}", want.trim_end()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
