@@ -305,6 +305,22 @@ impl Counters {
     }
 }
 
+/// Ends the recording in the kernel: detaches every program of `links`
+/// and waits until none of them is still running on another CPU, so that
+/// the maps read next no longer change. The programs of raw tracepoints run
+/// inside an RCU read-side section (`__bpf_trace_run`), and
+/// `membarrier(MEMBARRIER_CMD_GLOBAL)` waits for an RCU grace period
+/// (`synchronize_rcu`): a program that had started before its detachment
+/// has returned by then.
+fn stop_programs<L: Default>(links: &mut L) {
+    drop(std::mem::take(links));
+    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+    // SAFETY: a system call without pointers. It fails only on kernels with
+    // nohz_full CPUs (EINVAL); then a detached program still running has a
+    // few microseconds to finish while the first map is opened.
+    unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0 as libc::c_long) };
+}
+
 /// Recorded tasks still alive, and of those the detached ones.
 #[derive(Clone, Copy)]
 struct Live {
