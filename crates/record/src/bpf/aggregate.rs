@@ -156,7 +156,7 @@ fn read_sites(map: &dyn MapCore, sink: &mut Sink) -> FxHashMap<u32, CodeAddr> {
         let Ok(Some(v)) = map.lookup(&k, MapFlags::ANY) else { continue };
         let (Some(site), Some(id)) = (read_as::<types::site>(&k), read_as::<types::site_id>(&v)) else { continue };
         let module = sink.modules.intern(dev_from_kernel(site.dev), site.ino);
-        out.insert(id.id, CodeAddr { module, offset: site.off });
+        out.insert(id.id, CodeAddr { module, offset: site.off, site: (site.call_off != 0).then_some(site.call_off) });
     }
     out
 }
