@@ -276,6 +276,10 @@ fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
 /// at its gate exits without running.
 fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) -> Result<Child, RecordError> {
     let child = Child::spawn(argv, None)?;
+    // Before the command is released: a signal sent once it has started
+    // (by a script that waits for its first output) must find the handler
+    // there, not kill the recorder.
+    crate::launch::forward_signals_to(child.pid);
     // SAFETY: see Counters; nothing runs in the kernel for it yet.
     unsafe {
         std::ptr::write_volatile(counters.live, 1);
@@ -339,7 +343,6 @@ fn wait_all(
     follow_detached: bool,
     tick: &mut dyn FnMut(),
 ) -> Result<Ended, RecordError> {
-    crate::launch::forward_signals_to(child.pid);
     let mut status = None;
     let mut cpu_ns = None;
     let mut interrupts_then = 0;
