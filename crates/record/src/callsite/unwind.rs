@@ -710,6 +710,39 @@ impl Memory for ProcessMemory {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_location_past_the_runtime_keeps_its_site_in_the_same_file() {
+        let map = |start: u64, ino: u64| Mapping {
+            start,
+            end: start + 0x1000,
+            file_offset: 0,
+            dev: 1,
+            ino,
+            path: None,
+            executable: true,
+        };
+        // Two mappings of the program (inode 7), one of a library (8).
+        let maps = [map(0x1000, 7), map(0x2000, 7), map(0x3000, 8)];
+        // C: no runtime frame met; the location is the call into libc.
+        assert_eq!(Callsite::of(Ok((0, 0x10)), None, &maps), Ok(Callsite { map: 0, offset: 0x10, site: None }));
+        // Rust: the user's frame, std's call into libc as its site.
+        assert_eq!(
+            Callsite::of(Ok((0, 0x10)), Some((1, 0x1800)), &maps),
+            Ok(Callsite { map: 0, offset: 0x10, site: Some(0x1800) })
+        );
+        // The runtime's frame was the user's own (Own at once): no site.
+        assert_eq!(Callsite::of(Ok((1, 0x1800)), Some((1, 0x1800)), &maps).unwrap().site, None);
+        // Past the runtime out of the program's file, or a failed walk:
+        // the runtime's first frame, with no site.
+        for found in [Ok((2, 0x20)), Err(Unwound::TooManyFrames)] {
+            assert_eq!(
+                Callsite::of(found, Some((1, 0x1800)), &maps),
+                Ok(Callsite { map: 1, offset: 0x1800, site: None })
+            );
+        }
+        assert_eq!(Callsite::of(Err(Unwound::TooManyFrames), None, &maps), Err(Unwound::TooManyFrames));
+    }
+
     fn libc_path() -> PathBuf {
         skip_modules().unwrap()[0].path.clone()
     }
