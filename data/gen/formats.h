@@ -6,7 +6,7 @@
 #define SYSCLUSTER_FORMATS_H
 
 /* profile (docs/PROFILE_FORMAT.md): format_version */
-#define SCL_PROFILE_VERSION 2
+#define SCL_PROFILE_VERSION 3
 #define SCL_PROFILE_OLDEST 1
 /* advice (docs/ADVICE.md): advice_version */
 #define SCL_ADVICE_VERSION 1

@@ -104,6 +104,14 @@ void sc_keep(struct sc_slot *s, size_t done, int err)
         atomic_fetch_add(&G.attn, 1); /* every wrapper looks: the next write retries them */
     }
     HELD(s) = err;
+    /* Negative: held, the guardian leaves the slot (it must not write held
+     * bytes), and the program reports the error itself.  A failure the
+     * guardian met on these bytes before (its time-bound flush, while the
+     * program was not writing: gerr > 0) is this one, told now, once;
+     * left for the guardian's error to be taken (state.c), a later call
+     * on the fd would fail with it again (close, after every byte was
+     * written). */
+    atomic_store(&s->gerr, -err);
     sc_clear_pending(s);
 }
 
@@ -112,6 +120,7 @@ void sc_unhold(struct sc_slot *s)
     if (!HELD(s))
         return;
     HELD(s) = 0;
+    atomic_store(&s->gerr, 0);
     atomic_fetch_sub(&sc_n_held, 1);
     atomic_fetch_sub(&G.attn, 1);
 }

@@ -220,11 +220,10 @@ void sc_set_err(int fd, int err)
  * bound to it, or the guardian would not have flushed it). */
 void sc_guardian_err(struct sc_slot *s)
 {
-    if (sc_unlikely(atomic_load_explicit(&s->gerr, memory_order_relaxed))) {
-        int err = atomic_exchange(&s->gerr, 0);
-        if (err && s->fd >= 0)
-            sc_set_err(s->fd, err);
-    }
+    int err = atomic_load_explicit(&s->gerr, memory_order_relaxed);
+    /* Negative: the program's own flush failed, and it reports that. */
+    if (sc_unlikely(err > 0) && atomic_compare_exchange_strong(&s->gerr, &err, 0) && s->fd >= 0)
+        sc_set_err(s->fd, err);
 }
 
 /* Takes the error a deferred write on fd left, if any (0 if none). */

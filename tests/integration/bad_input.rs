@@ -51,7 +51,7 @@ fn corrupt_profiles() {
         ("[1, 2, 3]", "not a syscluster profile"),
         ("{\"hello\": 1}", "no format_version"),
         ("{\"format_version\": \"one\"}", "not a positive integer"),
-        ("{\"format_version\": 99, \"future\": {}}", "newer than the 2"),
+        ("{\"format_version\": 99, \"future\": {}}", "newer than the 3"),
         ("\u{0}\u{1}binary", "invalid JSON"),
     ];
     for (i, (text, what)) in cases.iter().enumerate() {

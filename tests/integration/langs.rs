@@ -64,8 +64,9 @@ fn writes_located_in_own_code(program: &std::path::Path, file: &str, line: u32) 
     }
 }
 
-#[test]
-fn go_writes_are_located_in_main_go_not_the_go_runtime() {
+/// tests/corpus/bin/gowrite, or `None` (said on stderr) where the corpus
+/// was built without a Go toolchain; under CI it must be there.
+fn gowrite() -> Option<std::path::PathBuf> {
     let _ = corpus("write8"); // builds the corpus
     let program = root().join("tests/corpus/bin/gowrite");
     if !program.exists() {
@@ -74,8 +75,14 @@ fn go_writes_are_located_in_main_go_not_the_go_runtime() {
             "no Go toolchain: tests/corpus/bin/gowrite was not built (install golang-go)"
         );
         eprintln!("skipping: no Go toolchain (tests/corpus/bin/gowrite not built)");
-        return;
+        return None;
     }
+    Some(program)
+}
+
+#[test]
+fn go_writes_are_located_in_main_go_not_the_go_runtime() {
+    let Some(program) = gowrite() else { return };
     writes_located_in_own_code(&program, "gowrite/main.go", marked_line("gowrite/main.go", "GOWRITE"));
 }
 
@@ -83,4 +90,118 @@ fn go_writes_are_located_in_main_go_not_the_go_runtime() {
 fn rust_writes_are_located_in_main_rs_not_std() {
     let program = corpus("rswrite");
     writes_located_in_own_code(&program, "rswrite/main.rs", marked_line("rswrite/main.rs", "RSWRITE"));
+}
+
+/// Records `program` writing `WRITES` records with `flags`, advises with
+/// `--plan-out`, and returns the plan's location of the record writes (its
+/// cluster id, and the location), the plan's path and the temp dir.
+fn planned_writes(
+    program: &std::path::Path,
+    flags: &[&str],
+    d: &std::path::Path,
+) -> (std::path::PathBuf, u32, syscluster_model::plan::PlanLocation, String) {
+    let json = d.join("p.json");
+    let plan = d.join("plan.json");
+    let o = run(syscluster()
+        .arg("record")
+        .args(flags)
+        .args(["-q", "-o"])
+        .arg(&json)
+        .arg("--")
+        .arg(program)
+        .arg(d.join("out"))
+        .arg(WRITES.to_string()));
+    assert!(o.status.success(), "record failed: {}", stderr(&o));
+    let o = run(syscluster().arg("advise").arg(&json).arg("--plan-out").arg(&plan));
+    assert!(o.status.success(), "advise failed: {}", stderr(&o));
+    // Wrapped at 80 columns: words only.
+    let advice = String::from_utf8_lossy(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let p = syscluster_model::plan::Plan::load(&plan).unwrap();
+    let (id, loc) = p
+        .clusters
+        .iter()
+        .filter(|c| c.rule == "coalesce-writes")
+        .flat_map(|c| c.locations.iter().map(move |l| (c.id, l)))
+        .find(|(_, l)| l.syscall == "write" && l.count >= WRITES)
+        .unwrap_or_else(|| panic!("no coalesce-writes cluster with the record writes: {p:#?}"));
+    (plan, id, loc.clone(), advice)
+}
+
+/// A plan for a Rust program is applied (issue 10, items 3 and 8): its
+/// location is the user's line of main.rs, which `std` calls libc for;
+/// the site the preload library matches is that call into libc, inside
+/// `std` (the profile and the plan keep both). Before, the plan named only
+/// main.rs's frame, which no wrapper sees, and `run --plan` applied nothing.
+#[test]
+fn a_rust_programs_plan_is_applied_at_stds_call_into_libc() {
+    let program = corpus("rswrite");
+    let line = marked_line("rswrite/main.rs", "RSWRITE");
+    let mut backends = vec![("ptrace", vec!["--backend", "ptrace"])];
+    if is_root() {
+        backends.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
+    }
+    for (name, flags) in backends {
+        let d = tmp();
+        let (plan, id, loc, advice) = planned_writes(&program, &flags, d.path());
+        assert!(loc.file.as_deref().is_some_and(|f| f.ends_with("rswrite/main.rs")), "{name}: {loc:?}");
+        assert_eq!(loc.line, Some(line), "{name}: the user's line: {loc:?}");
+        let site = loc.site.unwrap_or_else(|| panic!("{name}: no site past std: {loc:?}"));
+        assert_ne!(site, loc.offset, "{name}");
+        assert!(advice.contains(&format!("main.rs:{line}")), "{name}: the advice shows main.rs: {advice}");
+        let out = d.path().join("out2");
+        let o = run(syscluster()
+            .args(["run", "-v", "--plan"])
+            .arg(&plan)
+            .arg("--")
+            .arg(&program)
+            .arg(&out)
+            .arg(WRITES.to_string()));
+        let err = stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(d.path().join("out")).unwrap(), "{name}: the bytes");
+        let applied = format!("plan cluster #{id} at main.rs:{line}: {WRITES} writes");
+        assert!(err.contains(&applied), "{name}: `{applied}` in: {err}");
+        let deferred: u64 = err
+            .split("deferred=")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no deferred= in {err}"));
+        assert!(deferred >= WRITES - 10, "{name}: the planned writes deferred ({deferred}): {err}");
+    }
+}
+
+/// Go makes its system calls itself, without libc: no preload library
+/// sees them. The plan's site is then the runtime's `syscall` instruction,
+/// and both the advice and `run --plan` say it cannot be applied there
+/// instead of naming a site that never matches.
+#[test]
+fn a_go_programs_plan_says_the_runtime_cannot_apply_it() {
+    let Some(program) = gowrite() else { return };
+    let line = marked_line("gowrite/main.go", "GOWRITE");
+    let d = tmp();
+    let (plan, _, loc, advice) = planned_writes(&program, &["--backend", "ptrace"], d.path());
+    assert_eq!(loc.line, Some(line), "{loc:?}");
+    let site = loc.site.unwrap_or_else(|| panic!("no site in Go's runtime: {loc:?}"));
+    assert!(syscluster_model::elf::raw_syscall_at(std::path::Path::new(&loc.module), site), "{loc:?}");
+    assert!(
+        advice.contains(&format!(
+            "at: write main.go:{line} (main.main) ×2,000 how: buffer by hand as sketched (in Go: a bufio.Writer); \
+             `syscluster run` cannot: the program's runtime makes these calls with raw syscall instructions"
+        )),
+        "{advice}"
+    );
+    let o = run(syscluster()
+        .args(["run", "-v", "--plan"])
+        .arg(&plan)
+        .arg("--")
+        .arg(&program)
+        .arg(d.path().join("out2"))
+        .arg(WRITES.to_string()));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("main.go:{line} is not applied: the program's language runtime makes the call itself")),
+        "{err}"
+    );
 }

@@ -476,6 +476,29 @@ fn make_j2_is_recorded_with_all_its_children_and_builds_the_same_under_run() {
     let (text, advice) = report_and_advise(&json);
     assert!(text.contains(&format!("{} processes", p.meta.processes)), "{text}");
     check_no_wrong_advice("make -j2", &p, &advice);
+    // Code locations are the programs' own code, never libc's stdio nor
+    // the loader (issue 10, item 8): make's output, which it writes through
+    // stdio, is located in make, and so is every location of the advice.
+    let in_libc = |m: &str| {
+        let base = m.rsplit('/').next().unwrap_or(m);
+        base.starts_with("libc.so") || base.starts_with("ld-linux")
+    };
+    let stdout_writes: Vec<&str> = p
+        .nodes
+        .iter()
+        .filter(|n| n.syscall == "write" && n.key.descriptor.as_deref() == Some("stdout"))
+        .flat_map(|n| n.callsites.iter().map(|c| c.location.module.as_str()))
+        .collect();
+    assert!(
+        !stdout_writes.is_empty() && stdout_writes.iter().all(|m| m.rsplit('/').next() == Some("make")),
+        "make's output located in make: {stdout_writes:?}"
+    );
+    for r in advice["recommendations"].as_array().unwrap() {
+        for l in r["locations"].as_array().unwrap() {
+            let m = l["location"]["module"].as_str().unwrap();
+            assert!(!in_libc(m), "make -j2: {} located in {m}: {l}", r["rule"]);
+        }
+    }
 
     // Under the runtime: every process interposed, the same build.
     let ran = c_project(&d.path().join("ran"));

@@ -248,6 +248,21 @@ impl<'p> Facts<'p> {
         v
     }
 
+    /// Whether every call of a node was made by a raw `syscall`
+    /// instruction (its locations' sites: Go's runtime makes its system
+    /// calls so), which no preload library sees: `syscluster run` cannot
+    /// apply anything to them. False without locations.
+    pub fn made_without_libc(&self, id: u32) -> bool {
+        let sites = &self.node(id).callsites;
+        !sites.is_empty()
+            && sites.iter().all(|c| {
+                syscluster_model::elf::raw_syscall_at(
+                    std::path::Path::new(&c.location.module),
+                    c.location.site_offset(),
+                )
+            })
+    }
+
     /// The most frequent code location of a node.
     pub fn top_site(&self, id: u32) -> Option<Location> {
         let n = self.node(id);

@@ -117,6 +117,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 function: l.location.function.clone(),
                 file: l.location.file.clone(),
                 line: l.location.line,
+                site: l.location.site,
                 count: l.count,
                 code_hash: None,
                 source_hash: None,

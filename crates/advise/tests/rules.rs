@@ -39,7 +39,7 @@ impl Sim {
     }
     /// The next calls come from code offset `offset` of the program.
     fn at(&mut self, offset: u64) -> &mut Sim {
-        self.site = Some(CodeAddr { module: 0, offset });
+        self.site = Some(CodeAddr::at(0, offset));
         self
     }
     fn call_path(&mut self, name: &str, args: &[i64], ret: i64, path: Option<&[u8]>) -> &mut Sim {
@@ -81,6 +81,7 @@ impl Sim {
             function: Some(if a.offset < 0x2000 { "main" } else { "helper" }.into()),
             file: Some("prog.c".into()),
             line: Some((a.offset % 0x1000) as u32 / 16 + 10),
+            site: a.site,
         })
     }
 }

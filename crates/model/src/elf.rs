@@ -88,6 +88,18 @@ pub fn build_id(path: &Path) -> Result<Option<String>, String> {
     Ok(id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect()))
 }
 
+/// Is the instruction that ends at `offset` of the file at `path` a
+/// `syscall` (0f 05)? A call made there is a raw system call, which no
+/// wrapper of a preload library ever sees (Go's runtime makes all of its
+/// system calls so).
+pub fn raw_syscall_at(path: &Path, offset: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 2];
+    offset >= 2
+        && open_regular("", path, MODULE_LIMIT).is_ok_and(|f| f.read_exact_at(&mut b, offset - 2).is_ok())
+        && b == [0x0f, 0x05]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

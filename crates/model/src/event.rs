@@ -5,10 +5,24 @@ use crate::syscalls::{self, ArgKind};
 
 /// An address in a mapped file: the module (an index into the recorder's
 /// module table) and the offset of the address in that file.
+///
+/// As a call's location: `offset` is the first frame of the user's code,
+/// and `site`, when it is another frame, the return address of the call
+/// into libc in the same module (the frame a preload library's wrapper
+/// sees), which the location was found past: a language's runtime (Rust's
+/// `std` calling `write`, Go's runtime making the `syscall` itself).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CodeAddr {
     pub module: u32,
     pub offset: u64,
+    pub site: Option<u64>,
+}
+
+impl CodeAddr {
+    /// A location that is its own site (the call into libc is made there).
+    pub fn at(module: u32, offset: u64) -> CodeAddr {
+        CodeAddr { module, offset, site: None }
+    }
 }
 
 /// One system call as a recorder saw it.

@@ -3,7 +3,7 @@
 //! libmulticall's calibration uses, shared with C (data/gen/formats.h).
 
 /// The profile version this build writes (`format_version`, docs/PROFILE_FORMAT.md).
-pub const PROFILE_VERSION: u32 = 2;
+pub const PROFILE_VERSION: u32 = 3;
 /// The oldest profile version this build still reads.
 pub const PROFILE_OLDEST: u32 = 1;
 /// The advice version this build writes (`advice_version`, docs/ADVICE.md).

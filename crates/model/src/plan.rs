@@ -106,9 +106,16 @@ pub struct PlanLocation {
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The file offset in `module` of the return address of the call into
+    /// libc, when it is not `offset` (the profile's location `site`: the
+    /// location is the user's code, the call is made by the language's
+    /// runtime). What `syscluster run --plan` matches; see [`Self::site_offset`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<u64>,
     pub count: u64,
     /// For a module without a build-id: [`code_hash`] of the code around
-    /// the return address when the plan was written.
+    /// the site (the return address of the call into libc) when the plan
+    /// was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_hash: Option<String>,
     /// [`source_hash`] of `file:line` when the plan was written: what tells
@@ -139,6 +146,12 @@ pub enum Evidence {
 }
 
 impl PlanLocation {
+    /// Where the runtime applies the cluster: the return address of the
+    /// call into libc (`site`, else `offset`).
+    pub fn site_offset(&self) -> u64 {
+        self.site.unwrap_or(self.offset)
+    }
+
     /// `file:line` (the file's last component), else `function`, else
     /// `module+0xOFFSET`.
     pub fn short(&self) -> String {
@@ -218,7 +231,7 @@ impl Plan {
         let bare: Vec<String> = self.modules.iter().filter(|m| m.build_id.is_none()).map(|m| m.path.clone()).collect();
         for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
             if bare.contains(&l.module) {
-                l.code_hash = code_hash(Path::new(&l.module), l.offset).ok();
+                l.code_hash = code_hash(Path::new(&l.module), l.site_offset()).ok();
             }
         }
         self
@@ -268,13 +281,14 @@ impl Plan {
                                 m.path
                             ));
                         };
-                        let now = code_hash(path, l.offset).map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
+                        let now =
+                            code_hash(path, l.site_offset()).map_err(|e| format!("stale plan {name}: {e}; {AGAIN}"))?;
                         if now != *was {
                             return Err(format!(
                                 "stale plan {name}: the code of {} at offset {:#x} ({}) is not the code \
                                  the plan was made for; {AGAIN}",
                                 m.path,
-                                l.offset,
+                                l.site_offset(),
                                 l.short()
                             ));
                         }

@@ -10,7 +10,9 @@ use std::path::Path;
 /// The version this build writes and the newest it reads. Version 2 added
 /// the `descriptor` node key (what a descriptor is, not its number) and made
 /// it the default; version 1 profiles load unchanged (their keys are `fd`,
-/// `name` or `callsite`).
+/// `name` or `callsite`). Version 3 added a location's `site` (the call
+/// into libc, when the location is past a language's runtime); version 1
+/// and 2 profiles load unchanged (their locations have none).
 pub const FORMAT_VERSION: u32 = crate::formats::PROFILE_VERSION;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -252,9 +254,22 @@ pub struct Location {
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The file offset in `module` of the return address of the call into
+    /// libc — the frame a preload library's wrapper sees, where `syscluster
+    /// run --plan` applies a cluster — when it is not `offset`: the location
+    /// was found past the language's runtime (Rust's `std`, Go's runtime),
+    /// whose code makes the call. Absent when the location makes the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<u64>,
 }
 
 impl Location {
+    /// The file offset of the return address of the call into libc: where
+    /// the runtime applies a plan (`site`, else `offset`).
+    pub fn site_offset(&self) -> u64 {
+        self.site.unwrap_or(self.offset)
+    }
+
     /// `file:line` where debug info exists, else `function+0x..`, else
     /// `module+0x..`.
     pub fn short(&self) -> String {
@@ -490,6 +505,12 @@ impl Profile {
         }
         let profile: Profile =
             serde_json::from_slice(bytes).map_err(|e| ProfileError::Corrupt(name.to_string(), e.to_string()))?;
+        if version < 3 && profile.nodes.iter().flat_map(|n| &n.callsites).any(|c| c.location.site.is_some()) {
+            return Err(ProfileError::Corrupt(
+                name.to_string(),
+                format!("a location's site does not exist in format_version {version}"),
+            ));
+        }
         if version < 2 && profile.meta.node_key == NodeKeyMode::Descriptor {
             return Err(ProfileError::Corrupt(
                 name.to_string(),

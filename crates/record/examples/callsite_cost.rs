@@ -116,11 +116,11 @@ fn run() -> Result<(), String> {
         .take(64)
         .collect::<Vec<_>>();
     let t = Instant::now();
-    let loc = s.resolve(CodeAddr { module: libc, offset: text[0] + 1 });
+    let loc = s.resolve(CodeAddr::at(libc, text[0] + 1));
     println!("  first address of libc (separate debug file): {:.1} ms -> {loc}", t.elapsed().as_secs_f64() * 1e3);
     let t = Instant::now();
     for &o in &text[1..] {
-        std::hint::black_box(s.resolve(CodeAddr { module: libc, offset: o + 1 }));
+        std::hint::black_box(s.resolve(CodeAddr::at(libc, o + 1)));
     }
     println!(
         "  further distinct libc addresses: {:.1} µs each",
@@ -184,7 +184,8 @@ fn unwind_writes(
             last = Some(find_callsite(r, &mut mem, &maps, skip));
         }
         let per = t.elapsed() / runs;
-        let (idx, off) = last.unwrap().map_err(|e| e.to_string())?;
+        let found = last.unwrap().map_err(|e| e.to_string())?;
+        let (idx, off) = (found.map, found.offset);
         println!(
             "  {} write of {} bytes: {} stack words read, {:.2} µs per unwind (memory read afresh each time); reading /proc/PID/maps: {:.1} µs",
             prog.file_name().unwrap().to_string_lossy(),
@@ -198,7 +199,7 @@ fn unwind_writes(
         if let Some(p) = &m.path {
             modules.learn_path(p);
         }
-        sites.push(CodeAddr { module: id, offset: off });
+        sites.push(CodeAddr::at(id, off));
     }
     drop(child);
     Ok(sites)

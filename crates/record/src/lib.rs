@@ -156,6 +156,7 @@ pub fn launch_location() -> syscluster_model::profile::Location {
         function: Some("execve of the recorded command".into()),
         file: None,
         line: None,
+        site: None,
     }
 }
 

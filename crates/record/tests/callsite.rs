@@ -157,13 +157,13 @@ fn at_entry(
     let mut mem = ProcessMemory::new(tid as u32);
     let mut counting = Counting { mem: &mut mem, reads: 0 };
     let r = Regs { ip: regs.rip, sp: regs.rsp, bp: regs.rbp };
-    let site = find_callsite(r, &mut counting, &maps, skip).map(|(idx, offset)| {
-        let m = &maps[idx];
+    let site = find_callsite(r, &mut counting, &maps, skip).map(|found| {
+        let m = &maps[found.map];
         let module = modules.intern(m.dev, m.ino);
         if let Some(p) = &m.path {
             modules.learn_path(p);
         }
-        CodeAddr { module, offset }
+        CodeAddr { module, offset: found.offset, site: found.site }
     });
     Call {
         nr: regs.orig_rax,

@@ -6,7 +6,14 @@ use syscluster_model::{syscalls, Profile};
 use syscluster_report::{by_name, ReportOptions};
 
 fn loc(module: &str, offset: u64, function: Option<&str>, file: Option<&str>, line: Option<u32>) -> Location {
-    Location { module: module.into(), offset, function: function.map(Into::into), file: file.map(Into::into), line }
+    Location {
+        module: module.into(),
+        offset,
+        function: function.map(Into::into),
+        file: file.map(Into::into),
+        line,
+        site: None,
+    }
 }
 
 fn node(id: u32, name: &str, fd: Option<i64>, count: u64, sites: Vec<(Location, u64)>) -> Node {

@@ -128,17 +128,6 @@ fn places<'a>(ls: impl Iterator<Item = &'a PlanLocation>) -> String {
     v.join(", ")
 }
 
-/// Is the instruction that ends at `offset` in `module` a `syscall`
-/// (0f 05)?  Then no wrapper ever sees the call.
-fn raw_syscall_at(module: &str, offset: u64) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut b = [0u8; 2];
-    offset >= 2
-        && syscluster_model::elf::open_regular("", Path::new(module), syscluster_model::elf::MODULE_LIMIT)
-            .is_ok_and(|f| f.read_exact_at(&mut b, offset - 2).is_ok())
-        && b == [0x0f, 0x05]
-}
-
 /// Loads `plan_file`, refuses it if it is invalid, made for another
 /// program than any of `programs` (the executable and, for a script, its
 /// interpreter), or stale; otherwise decides what can be applied.
@@ -197,8 +186,16 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
                 out.refused.push(not("the plan has no call of that name"));
                 continue;
             };
-            if raw_syscall_at(&l.module, l.offset) {
-                out.refused.push(not("it is a raw syscall instruction, which no library can interpose"));
+            // The call into libc, which the library's wrappers see: past
+            // the language's runtime when the location is the user's code.
+            let site = l.site_offset();
+            if syscluster_model::elf::raw_syscall_at(Path::new(&l.module), site) {
+                out.refused.push(not(if l.site.is_some() {
+                    "the program's language runtime makes the call itself, with a raw syscall instruction (as Go \
+                     does), which no library can interpose"
+                } else {
+                    "it is a raw syscall instruction, which no library can interpose"
+                }));
                 continue;
             }
             let module = plan.modules.iter().position(|m| m.path == l.module);
@@ -208,7 +205,7 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
             };
             let param = if kind == "write" { threshold } else { 0 };
             let label = l.short().replace(['\t', '\n'], " ");
-            let line = format!("site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}\n", l.offset, c.id);
+            let line = format!("site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}\n", site, c.id);
             if m >= MAX_MODULES || n_sites == MAX_SITES || line.len() > room {
                 dropped += 1;
                 if dropped_clusters.last() != Some(&c.id) {

@@ -247,6 +247,12 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         let after = calibrated_or(cost, "write", on, buffer, per);
         let fd = n.key.fd.map_or("fd".to_string(), |fd| fd.to_string());
         let (how, applicable) = match kind {
+            "file" if f.made_without_libc(n.id) => (
+                "buffer by hand as sketched (in Go: a bufio.Writer); `syscluster run` cannot: the program's runtime \
+                 makes these calls with raw syscall instructions, not through libc"
+                    .into(),
+                true,
+            ),
             "file" => (format!("`syscluster run --coalesce-writes -- {}` (no rebuild), or buffer by hand as sketched", command(f)), true),
             "socket" => ("buffer by hand as sketched, or writev (the runtime coalesces regular files only; mind the latency of a socket)".into(), true),
             _ => ("buffer by hand as sketched, or `syscluster run --coalesce-writes` if the descriptor is a regular file".into(), true),

@@ -110,7 +110,7 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 		int found = find_callsite(&st->vmas, regs, &s);
 		if (!found) {
 			if (st->last_site_id && s.off == st->last_site.off && s.ino == st->last_site.ino &&
-			    s.dev == st->last_site.dev) {
+			    s.dev == st->last_site.dev && s.call_off == st->last_site.call_off) {
 				id = st->last_site_id;
 			} else {
 				id = site_id(&s);

@@ -4,8 +4,8 @@
 use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
 use super::{
-    arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, unavailable, unwind_data, wait_all,
-    Counters, TICK,
+    arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, stop_programs, unavailable,
+    unwind_data, wait_all, Counters, TICK,
 };
 use crate::callsite::modules::dev_from_kernel;
 use crate::{Ended, RecordError, RecordOptions, Sink};
@@ -90,6 +90,12 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         std::thread::sleep(TICK)
     })?;
 
+    // Tasks left running (detached daemons, followed or not) may still
+    // flush or evict their edge caches into `edges`: read while they do,
+    // a cache read among the running ones and again in `edges` after it
+    // was flushed there counts its edges twice (an edge then outweighs
+    // the node it leaves). Nothing is recorded after this point anyway.
+    stop_programs(&mut skel.links);
     let sites = read_sites(&skel.maps.sites, sink);
     let running = if status.left_running > 0 { running_caches(&skel.maps.slots, &skel.maps.spill) } else { Vec::new() };
     read_graph(&skel.maps.edges, &running, &sites, sink)?;
@@ -150,7 +156,7 @@ fn read_sites(map: &dyn MapCore, sink: &mut Sink) -> FxHashMap<u32, CodeAddr> {
         let Ok(Some(v)) = map.lookup(&k, MapFlags::ANY) else { continue };
         let (Some(site), Some(id)) = (read_as::<types::site>(&k), read_as::<types::site_id>(&v)) else { continue };
         let module = sink.modules.intern(dev_from_kernel(site.dev), site.ino);
-        out.insert(id.id, CodeAddr { module, offset: site.off });
+        out.insert(id.id, CodeAddr { module, offset: site.off, site: (site.call_off != 0).then_some(site.call_off) });
     }
     out
 }

@@ -188,7 +188,7 @@ impl Consumer<'_> {
                 self.known_modules = self.sink.modules.len();
                 self.sink.modules.learn_from_maps(r.pid);
             }
-            CodeAddr { module, offset: r.site.off }
+            CodeAddr { module, offset: r.site.off, site: (r.site.call_off != 0).then_some(r.site.call_off) }
         });
         if let Some(p) = path {
             if PATH_CALLS.contains(&&*syscalls::name_of(r.nr)) && self.paths.len() < 4096 {

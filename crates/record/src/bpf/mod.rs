@@ -276,6 +276,10 @@ fn read_as<T: Copy>(b: &[u8]) -> Option<T> {
 /// at its gate exits without running.
 fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) -> Result<Child, RecordError> {
     let child = Child::spawn(argv, None)?;
+    // Before the command is released: a signal sent once it has started
+    // (by a script that waits for its first output) must find the handler
+    // there, not kill the recorder.
+    crate::launch::forward_signals_to(child.pid);
     // SAFETY: see Counters; nothing runs in the kernel for it yet.
     unsafe {
         std::ptr::write_volatile(counters.live, 1);
@@ -305,6 +309,22 @@ impl Counters {
     }
 }
 
+/// Ends the recording in the kernel: detaches every program of `links`
+/// and waits until none of them is still running on another CPU, so that
+/// the maps read next no longer change. The programs of raw tracepoints run
+/// inside an RCU read-side section (`__bpf_trace_run`), and
+/// `membarrier(MEMBARRIER_CMD_GLOBAL)` waits for an RCU grace period
+/// (`synchronize_rcu`): a program that had started before its detachment
+/// has returned by then.
+fn stop_programs<L: Default>(links: &mut L) {
+    drop(std::mem::take(links));
+    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+    // SAFETY: a system call without pointers. It fails only on kernels with
+    // nohz_full CPUs (EINVAL); then a detached program still running has a
+    // few microseconds to finish while the first map is opened.
+    unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0 as libc::c_long) };
+}
+
 /// Recorded tasks still alive, and of those the detached ones.
 #[derive(Clone, Copy)]
 struct Live {
@@ -323,7 +343,6 @@ fn wait_all(
     follow_detached: bool,
     tick: &mut dyn FnMut(),
 ) -> Result<Ended, RecordError> {
-    crate::launch::forward_signals_to(child.pid);
     let mut status = None;
     let mut cpu_ns = None;
     let mut interrupts_then = 0;

@@ -106,12 +106,15 @@ struct edge_val {
 };
 
 /* A code location: the file (device in the kernel's encoding, inode) and the
- * offset of the address in it. */
+ * offset of the address in it; call_off, when not 0, the offset in the same
+ * file of the call into libc the location was found past (the first frame
+ * in the program's language runtime: CodeAddr::site). */
 struct site {
 	__u32 dev;
 	__u32 _pad;
 	__u64 ino;
 	__u64 off;
+	__u64 call_off;
 };
 
 /* One call (REC_CALL) or one thread exit (REC_EXIT); a REC_CALL with a path

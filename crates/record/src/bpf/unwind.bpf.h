@@ -259,8 +259,12 @@ static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct
 	struct pt_regs *r = regs_at(regs);
 	struct unwind_ctx u = { .regs = regs, .ip = r->ip, .sp = r->sp, .bp = r->bp, .result = 1 };
 	bpf_loop(MAX_FRAMES, unwind_step, &u, 0);
-	if (u.result != 0 && u.have_fallback) {
+	/* The walk's frame has the runtime's first frame as its site when both
+	 * are in the program's file; the runtime's frame alone when the walk
+	 * failed or left the file past it (callsite::unwind::Callsite::of). */
+	if (u.have_fallback && (u.result != 0 || u.out.dev != u.fallback.dev || u.out.ino != u.fallback.ino)) {
 		*out = u.fallback;
+		out->call_off = 0;
 		return 0;
 	}
 	if (u.result == 2)
@@ -268,6 +272,7 @@ static __always_inline int find_callsite(struct vma_cache *c, __u64 regs, struct
 	if (u.result)
 		return -1;
 	*out = u.out;
+	out->call_off = u.have_fallback && u.fallback.off != u.out.off ? u.fallback.off : 0;
 	return 0;
 }
 

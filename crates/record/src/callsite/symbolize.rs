@@ -94,7 +94,7 @@ impl Symbolizer {
             },
             None => ("<unknown>".to_string(), None),
         };
-        let mut loc = Location { module, offset: addr.offset, function: None, file: None, line: None };
+        let mut loc = Location { module, offset: addr.offset, function: None, file: None, line: None, site: addr.site };
         let Some((path, dev, ino)) = path else { return loc };
         let debug_dir = &self.debug_dir;
         let info = self.info.entry(addr.module).or_insert_with(|| ModuleInfo::load(&path, dev, ino, debug_dir));
@@ -353,7 +353,7 @@ mod tests {
         s.set_debug_dir(none.path());
         for name in ["write", "fwrite", "read"] {
             let off = dynsym_offset(&libc, name);
-            let loc = s.resolve(CodeAddr { module: id, offset: off + 5 });
+            let loc = s.resolve(CodeAddr::at(id, off + 5));
             assert_eq!(loc.module, libc.display().to_string());
             assert_eq!(loc.offset, off + 5);
             assert_eq!(loc.function.as_deref(), Some(name), "{loc:?}");
@@ -371,7 +371,7 @@ mod tests {
         let (mut s, id) = symbolizer_for(&libc);
         for (name, dwarf_name, file) in [("fwrite", "_IO_fwrite", "iofwrite.c"), ("write", "__libc_write", "write.c")] {
             let off = dynsym_offset(&libc, name);
-            let loc = s.resolve(CodeAddr { module: id, offset: off + 5 });
+            let loc = s.resolve(CodeAddr::at(id, off + 5));
             assert!(loc.file.is_some(), "no DWARF for libc (is libc6-dbg installed?): {loc:?}");
             assert!(loc.function.as_deref().unwrap().ends_with(dwarf_name), "{loc:?}");
             assert!(loc.file.as_deref().unwrap().ends_with(file), "{loc:?}");
@@ -384,10 +384,10 @@ mod tests {
         let mut modules = Modules::new();
         let id = modules.intern(0x1234, 99);
         let mut s = Symbolizer::new(modules);
-        let loc = s.resolve(CodeAddr { module: id, offset: 0x40 });
+        let loc = s.resolve(CodeAddr::at(id, 0x40));
         assert_eq!(loc.module, "<dev 0x1234 inode 99>");
         assert_eq!((loc.offset, loc.function, loc.file, loc.line), (0x40, None, None, None));
-        let loc = s.resolve(CodeAddr { module: 7, offset: 1 });
+        let loc = s.resolve(CodeAddr::at(7, 1));
         assert_eq!(loc.module, "<unknown>");
     }
 }

@@ -547,18 +547,51 @@ pub fn find_callsite(
     mem: &mut dyn Memory,
     maps: &[Mapping],
     skip: &[SkipModule],
-) -> Result<(usize, u64), Unwound> {
+) -> Result<Callsite, Unwound> {
     let mut fallback = None;
     let found = walk(regs, mem, maps, skip, &mut fallback);
-    match (found, fallback) {
-        (Err(_), Some(f)) => Ok(f),
-        (r, _) => r,
+    Callsite::of(found, fallback, maps)
+}
+
+/// A call's location found by a walk: the frame of the user's code (the
+/// mapping's index in the maps and the file offset), and the site of the
+/// call into libc when that is another frame of the same file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Callsite {
+    pub map: usize,
+    pub offset: u64,
+    /// The file offset of the first frame the walk met in the program's
+    /// language runtime — the return address of the call into libc (Rust's
+    /// `std` calling `write`), or the `syscall` instruction the runtime
+    /// makes itself (Go) — when the location was found past it.
+    pub site: Option<u64>,
+}
+
+impl Callsite {
+    /// The location of a [`walk`] and its `fallback`: the walk's frame with
+    /// the fallback as its site; the fallback alone when the walk failed,
+    /// or went on past the runtime out of the program's file (a library
+    /// that calls the runtime is not the program's code).
+    pub fn of(
+        found: Result<(usize, u64), Unwound>,
+        fallback: Option<(usize, u64)>,
+        maps: &[Mapping],
+    ) -> Result<Callsite, Unwound> {
+        let same_file = |a: usize, b: usize| maps[a].dev == maps[b].dev && maps[a].ino == maps[b].ino;
+        match (found, fallback) {
+            (Ok((map, offset)), Some((fm, fo))) if same_file(map, fm) => {
+                Ok(Callsite { map, offset, site: (fo != offset).then_some(fo) })
+            }
+            (_, Some((map, offset))) => Ok(Callsite { map, offset, site: None }),
+            (r, None) => r.map(|(map, offset)| Callsite { map, offset, site: None }),
+        }
     }
 }
 
 /// [`find_callsite`] without its fallback: the walk's own result, and the
 /// first frame in the program's language runtime if it reached one (for
-/// callers that may retry the walk with more registers first).
+/// callers that may retry the walk with more registers first; then
+/// [`Callsite::of`]).
 pub fn walk(
     regs: Regs,
     mem: &mut dyn Memory,
@@ -676,6 +709,39 @@ impl Memory for ProcessMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_location_past_the_runtime_keeps_its_site_in_the_same_file() {
+        let map = |start: u64, ino: u64| Mapping {
+            start,
+            end: start + 0x1000,
+            file_offset: 0,
+            dev: 1,
+            ino,
+            path: None,
+            executable: true,
+        };
+        // Two mappings of the program (inode 7), one of a library (8).
+        let maps = [map(0x1000, 7), map(0x2000, 7), map(0x3000, 8)];
+        // C: no runtime frame met; the location is the call into libc.
+        assert_eq!(Callsite::of(Ok((0, 0x10)), None, &maps), Ok(Callsite { map: 0, offset: 0x10, site: None }));
+        // Rust: the user's frame, std's call into libc as its site.
+        assert_eq!(
+            Callsite::of(Ok((0, 0x10)), Some((1, 0x1800)), &maps),
+            Ok(Callsite { map: 0, offset: 0x10, site: Some(0x1800) })
+        );
+        // The runtime's frame was the user's own (Own at once): no site.
+        assert_eq!(Callsite::of(Ok((1, 0x1800)), Some((1, 0x1800)), &maps).unwrap().site, None);
+        // Past the runtime out of the program's file, or a failed walk:
+        // the runtime's first frame, with no site.
+        for found in [Ok((2, 0x20)), Err(Unwound::TooManyFrames)] {
+            assert_eq!(
+                Callsite::of(found, Some((1, 0x1800)), &maps),
+                Ok(Callsite { map: 1, offset: 0x1800, site: None })
+            );
+        }
+        assert_eq!(Callsite::of(Err(Unwound::TooManyFrames), None, &maps), Err(Unwound::TooManyFrames));
+    }
 
     fn libc_path() -> PathBuf {
         skip_modules().unwrap()[0].path.clone()

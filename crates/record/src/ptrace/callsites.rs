@@ -9,7 +9,7 @@
 
 use super::sys;
 use crate::callsite::runtime::skip_modules_for;
-use crate::callsite::unwind::{read_maps, walk, Mapping, ProcessMemory, Regs, SkipModule, Unwound};
+use crate::callsite::unwind::{read_maps, walk, Callsite, Mapping, ProcessMemory, Regs, SkipModule, Unwound};
 use crate::callsite::Modules;
 use rustc_hash::FxHashMap;
 use syscluster_analysis::ProfileBuilder;
@@ -77,12 +77,12 @@ impl Callsites {
             let found = walk(regs, &mut p.mem, &p.maps, &self.skip, &mut fallback);
             let retry = matches!(found, Err(Unwound::NoMapping { .. }) if !fresh)
                 || matches!(found, Err(Unwound::Unreadable { .. }) if !full_regs);
-            let found = match (found, fallback) {
-                (Err(_), Some(f)) if !retry => Ok(f),
-                (r, _) => r,
+            let found = match found {
+                Err(e) if retry => Err(e),
+                r => Callsite::of(r, fallback, &p.maps),
             };
             match found {
-                Ok((idx, offset)) => {
+                Ok(Callsite { map: idx, offset, site }) => {
                     let module = *p.modules[idx].get_or_insert_with(|| {
                         let m = &p.maps[idx];
                         let known = modules.len();
@@ -94,7 +94,7 @@ impl Callsites {
                         }
                         id
                     });
-                    return Some(CodeAddr { module, offset });
+                    return Some(CodeAddr { module, offset, site });
                 }
                 Err(Unwound::NoMapping { .. }) if !fresh => p.stale = true,
                 Err(Unwound::Unreadable { .. }) if !full_regs => match sys::regs(tid) {

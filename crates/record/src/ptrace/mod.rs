@@ -88,8 +88,10 @@ pub fn record(
     let injector = fault::Injector::new(&opts.faults);
     let mut tracer = tracer::Tracer::new(sink, child.pid, callsites, opts.follow_detached, injector);
     tracer.start().map_err(|e| backend("cannot resume the command", e))?;
-    child.open_gate()?;
+    // Before the command runs: a signal sent once it has started (by a
+    // script that waits for its first output) finds the handler there.
     launch::forward_signals_to(child.pid);
+    child.open_gate()?;
     let outcome = tracer.run().map_err(|e| backend("waiting for the command", e))?;
     let ran_ns = child.ran_ns();
     if let Some(s) = outcome.status {

@@ -285,7 +285,7 @@ impl<'a> Tracer<'a> {
         // The launcher's own exec is not the program's code: it is the
         // launch (named so when the profile is finished).
         let callsite = match &mut self.callsites {
-            Some(_) if launching => self.sink.modules.recorder().map(|module| CodeAddr { module, offset: 0 }),
+            Some(_) if launching => self.sink.modules.recorder().map(|module| CodeAddr::at(module, 0)),
             Some(c) => c.find(pid, tid, ip, sp, &mut self.sink.modules, &mut self.sink.builder),
             None => None,
         };
