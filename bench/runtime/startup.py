@@ -45,13 +45,11 @@ def cpu_model():
 
 
 def library():
-    """The preload library `run` finds in a source tree: the build script's."""
-    import glob
-    hits = sorted(glob.glob(os.path.join(ROOT, "target/release/build/syscluster-supervisor-*/out/preload/libsyscluster-preload.so")),
-                  key=os.path.getmtime)
-    if not hits:
+    """The preload library `run` finds in a source tree: preload/build."""
+    lib = os.path.join(ROOT, "preload/build/libsyscluster-preload.so")
+    if not os.path.exists(lib):
         sys.exit("startup: no libsyscluster-preload.so: run `cargo build --release` or `make -C preload`")
-    return hits[-1]
+    return lib
 
 
 def once(argv, env, devnull):

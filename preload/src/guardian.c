@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -527,6 +528,121 @@ void sc_region_forked(void)
     sc_sys2(SYS_munmap, (long)old, (long)old_len);
 }
 
+/* The private writable mappings the guardian's clone leaves out.  A clone
+ * without CLONE_VM copies the page tables of every private page the
+ * program has written and write-protects them all: with 500 MiB touched
+ * the clone took 80-150 ms and writing the memory again 270-480 ms of
+ * faults (docs/BENCHMARKS.md, "Runtime time bound and guardian start").
+ * The guardian needs none of it (it unmaps all but this library and the
+ * region at once), so before the clone every private writable mapping
+ * that holds anonymous pages is marked MADV_DONTFORK, and MADV_DOFORK
+ * again after it -- except a mapping the program had marked itself, one
+ * the kernel would not mark back (VM_IO, VM_PFNMAP), this library, and the
+ * thread block holding the rseq area (the kernel writes it in the new
+ * task until the guardian unregisters it).  Forks are held off meanwhile:
+ * fork() and _Fork() take g_lock, which the caller holds; posix_spawn,
+ * vfork and system() share the address space (CLONE_VM) and copy nothing.
+ * Read from /proc/self/smaps (VmFlags says which are marked already); if
+ * it cannot be read, the clone copies everything, as before.  Reading and
+ * marking costs ~0.5 ms here, more than the copy of a small program: it is
+ * done once the program has had G_NOCOPY_KB resident (its peak RSS). */
+#define G_NOCOPY_KB 4096
+#define G_NOCOPY_MAX 256
+static struct {
+    uintptr_t lo, hi;
+} g_nocopy[G_NOCOPY_MAX];
+static unsigned g_nocopy_n;
+
+static uintptr_t g_hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else
+            return v;
+    }
+}
+
+/* Does the VmFlags line (the text after "VmFlags:") hold the two-letter flag f? */
+static int g_has_flag(const char *line, const char *end, const char *f)
+{
+    for (const char *q = line; q + 2 <= end; q++)
+        if (q[0] == f[0] && q[1] == f[1] && (q == line || q[-1] == ' ') && (q + 2 == end || q[2] == ' '))
+            return 1;
+    return 0;
+}
+
+static void g_nocopy_mark(uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
+{
+    g_nocopy_n = 0;
+    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    char buf[4096];
+    size_t have = 0;
+    int eof = 0;
+    uintptr_t lo = 0, hi = 0;
+    int candidate = 0, anon = 0;
+    while (!eof || have) {
+        if (!eof && have < sizeof buf) {
+            long n = sc_sys3(SYS_read, fd, (long)(buf + have), (long)(sizeof buf - have));
+            if (n <= 0)
+                eof = 1;
+            else
+                have += (size_t)n;
+        }
+        char *nl = memchr(buf, '\n', have);
+        if (!nl) {
+            if (eof || have == sizeof buf)
+                break; /* a line longer than the buffer (a path): stop marking there */
+            continue;
+        }
+        const char *p = buf, *end = nl;
+        if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) {
+            /* start-end perms offset dev inode path */
+            lo = g_hex(&p);
+            p++;
+            hi = g_hex(&p);
+            p++;
+            candidate = end - p >= 4 && p[0] == 'r' && p[1] == 'w' && p[3] == 'p' && (hi <= keep_lo || lo >= keep_hi) &&
+                        (hi <= sh_lo || lo >= sh_hi) && !(tp >= lo && tp < hi);
+            anon = 0;
+        } else if (end - p > 10 && !memcmp(p, "Anonymous:", 10)) {
+            for (p += 10; p < end && *p == ' '; p++)
+                ;
+            anon = *p != '0';
+        } else if (end - p >= 8 && !memcmp(p, "VmFlags:", 8)) {
+            if (candidate && anon && !g_has_flag(p + 8, end, "dc") && !g_has_flag(p + 8, end, "io") &&
+                !g_has_flag(p + 8, end, "pf") && g_nocopy_n < G_NOCOPY_MAX) {
+                g_nocopy[g_nocopy_n].lo = lo;
+                g_nocopy[g_nocopy_n].hi = hi;
+                g_nocopy_n++;
+            }
+            candidate = 0;
+        }
+        size_t used = (size_t)(nl + 1 - buf);
+        memmove(buf, nl + 1, have - used);
+        have -= used;
+    }
+    sc_sys1(SYS_close, fd);
+    /* Marked after the reading: marking merges and splits mappings. */
+    for (unsigned i = 0; i < g_nocopy_n; i++)
+        if (sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DONTFORK) != 0)
+            g_nocopy[i].hi = g_nocopy[i].lo; /* not marked: nothing to undo */
+}
+
+static void g_nocopy_undo(void)
+{
+    for (unsigned i = 0; i < g_nocopy_n; i++)
+        if (g_nocopy[i].hi > g_nocopy[i].lo)
+            sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DOFORK);
+    g_nocopy_n = 0;
+}
+
 int sc_guardian_start(void)
 {
     int rc = 0;
@@ -571,10 +687,14 @@ int sc_guardian_start(void)
      * any open file. */
     uint64_t all = ~0ULL, old;
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
+    struct rusage ru;
+    if (keep_hi && sc_sys2(SYS_getrusage, RUSAGE_SELF, (long)&ru) == 0 && ru.ru_maxrss >= G_NOCOPY_KB)
+        g_nocopy_mark((uintptr_t)sh, (uintptr_t)sh + G.sh_len, (uintptr_t)g_rseq_addr);
     int pid = keep_hi ? SC_REAL(clone)(guardian_main, g_stack + G_STACK - 64, CLONE_FILES | CLONE_SETTLS | CLONE_UNTRACED,
                                        NULL, NULL, tp, NULL)
                       : -1;
     int err = keep_hi ? errno : ENOENT;
+    g_nocopy_undo();
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
     const char *why = NULL;
     if (pid > 0) {

@@ -114,13 +114,21 @@ SC_EXPORT pid_t _Fork(void)
         return SC_REAL(_Fork)();
     sc_publish();
     sc_may_share();
+    /* As fork()'s atfork handlers do: not while a guardian's clone has the
+     * program's memory marked not to be copied (guardian.c). */
+    sc_enter();
+    sc_spin_lock(&G.g_lock);
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
+        atomic_store(&G.g_lock, 0);
         G.pid = (int)sc_getpid();
         sc_forget_held();
         sc_guardian_forget();
         sc_plan_forked();
+    } else {
+        sc_spin_unlock(&G.g_lock);
     }
+    sc_leave();
     return r;
 }
 
