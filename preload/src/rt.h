@@ -287,7 +287,6 @@ void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
-int sc_elf_static_or_setuid(const char *path, char *why, size_t len) SC_HIDDEN;
 
 /* x86len.c */
 long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;
