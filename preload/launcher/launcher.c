@@ -167,7 +167,7 @@ static int resolve(const char *cmd, char *out, size_t cap)
  * this tree built; the first that is a file, made absolute. */
 static int find_library(char *out)
 {
-    char c[3][PATH_MAX + 64];
+    char c[4][PATH_MAX + 64];
     int n = 0;
     const char *env = getenv("SYSCLUSTER_PRELOAD");
     if (env && *env)
@@ -176,9 +176,11 @@ static int find_library(char *out)
         snprintf(c[n++], sizeof c[0], "%s/../lib/syscluster/" LIBRARY_NAME, exe_dir);
         snprintf(c[n++], sizeof c[0], "%s/" LIBRARY_NAME, exe_dir);
     }
+    snprintf(c[n++], sizeof c[0], "%s", PRELOAD_BUILT);
     struct stat st;
     for (int i = 0; i < n; i++)
         if (stat(c[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            /* Absolute, as LD_PRELOAD takes it best (the program may chdir). */
             if (!realpath(c[i], out)) {
                 size_t k = strlen(c[i]);
                 if (k >= PATH_MAX)
@@ -187,8 +189,6 @@ static int find_library(char *out)
             }
             return 1;
         }
-    if (stat(PRELOAD_BUILT, &st) == 0 && S_ISREG(st.st_mode))
-        return snprintf(out, PATH_MAX, "%s", PRELOAD_BUILT), 1;
     return 0;
 }
 

@@ -40,7 +40,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -528,30 +527,70 @@ void sc_region_forked(void)
     sc_sys2(SYS_munmap, (long)old, (long)old_len);
 }
 
-/* The private writable mappings the guardian's clone leaves out.  A clone
- * without CLONE_VM copies the page tables of every private page the
- * program has written and write-protects them all: with 500 MiB touched
- * the clone took 80-150 ms and writing the memory again 270-480 ms of
- * faults (docs/BENCHMARKS.md, "Runtime time bound and guardian start").
- * The guardian needs none of it (it unmaps all but this library and the
- * region at once), so before the clone every private writable mapping
- * that holds anonymous pages is marked MADV_DONTFORK, and MADV_DOFORK
- * again after it -- except a mapping the program had marked itself, one
- * the kernel would not mark back (VM_IO, VM_PFNMAP), this library, and the
- * thread block holding the rseq area (the kernel writes it in the new
- * task until the guardian unregisters it).  Forks are held off meanwhile:
- * fork() and _Fork() take g_lock, which the caller holds; posix_spawn,
- * vfork and system() share the address space (CLONE_VM) and copy nothing.
- * Read from /proc/self/smaps (VmFlags says which are marked already); if
- * it cannot be read, the clone copies everything, as before.  Reading and
- * marking costs ~0.5 ms here, more than the copy of a small program: it is
- * done once the program has had G_NOCOPY_KB resident (its peak RSS). */
-#define G_NOCOPY_KB 4096
+/* The program's memory the guardian's clone leaves out.  A clone without
+ * CLONE_VM copies the page tables of every private page the program has
+ * written and write-protects them all: with 500 MiB touched the clone took
+ * 80-150 ms and writing the memory again 270-480 ms of faults
+ * (docs/BENCHMARKS.md, "Runtime time bound and guardian start").  The
+ * guardian needs none of it (it unmaps all but this library and the region
+ * at once), so before the clone every anonymous private writable mapping
+ * (the heap, the stacks, anonymous mmaps: where written memory is) is
+ * marked MADV_DONTFORK, and MADV_DOFORK again after it -- except one the
+ * program marked itself (its madvise calls are noted: sc_nocopy_note), and
+ * the one holding the calling thread's rseq area (the kernel writes it in
+ * the new task until the guardian unregisters it).  Forks are held off
+ * meanwhile: fork() and _Fork() take g_lock, which the caller holds;
+ * posix_spawn, vfork and system() share the address space (CLONE_VM) and
+ * copy nothing.  The mappings come from /proc/self/maps (~30 us; smaps,
+ * which says which are marked, walks every page: 85-240 ms with 500 MiB);
+ * if it cannot be read, the clone copies everything, as before. */
 #define G_NOCOPY_MAX 256
 static struct {
     uintptr_t lo, hi;
 } g_nocopy[G_NOCOPY_MAX];
 static unsigned g_nocopy_n;
+
+/* The ranges the program marked MADV_DONTFORK (as it asked: a later munmap
+ * or mmap over them leaves them here, which only means that memory is
+ * copied).  Past G_MARKED_MAX of them, nothing is left out any more. */
+#define G_MARKED_MAX 64
+static struct {
+    uintptr_t lo, hi;
+} g_marked[G_MARKED_MAX];
+static unsigned g_marked_n;
+static int g_marked_lost;
+static _Atomic int g_marked_lock;
+
+void sc_nocopy_note(uintptr_t lo, size_t len, int advice)
+{
+    if (advice != MADV_DONTFORK && advice != MADV_DOFORK)
+        return;
+    uintptr_t hi = lo + ((len + 4095) & ~(size_t)4095);
+    sc_enter();
+    sc_spin_lock(&g_marked_lock);
+    if (advice == MADV_DOFORK) {
+        /* Only a range noted whole is dropped; a part of one stays (copied: safe). */
+        for (unsigned i = 0; i < g_marked_n; i++)
+            if (g_marked[i].lo >= lo && g_marked[i].hi <= hi)
+                g_marked[i--] = g_marked[--g_marked_n];
+    } else if (g_marked_n < G_MARKED_MAX) {
+        g_marked[g_marked_n].lo = lo;
+        g_marked[g_marked_n].hi = hi;
+        g_marked_n++;
+    } else {
+        g_marked_lost = 1;
+    }
+    sc_spin_unlock(&g_marked_lock);
+    sc_leave();
+}
+
+static int g_marked_by_program(uintptr_t lo, uintptr_t hi)
+{
+    for (unsigned i = 0; i < g_marked_n; i++)
+        if (g_marked[i].lo < hi && g_marked[i].hi > lo)
+            return 1;
+    return 0;
+}
 
 static uintptr_t g_hex(const char **p)
 {
@@ -567,72 +606,68 @@ static uintptr_t g_hex(const char **p)
     }
 }
 
-/* Does the VmFlags line (the text after "VmFlags:") hold the two-letter flag f? */
-static int g_has_flag(const char *line, const char *end, const char *f)
+/* A line of /proc/self/maps: "start-end perms offset dev inode [path]". */
+static void g_nocopy_line(const char *p, const char *end, uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
 {
-    for (const char *q = line; q + 2 <= end; q++)
-        if (q[0] == f[0] && q[1] == f[1] && (q == line || q[-1] == ' ') && (q + 2 == end || q[2] == ' '))
-            return 1;
-    return 0;
+    uintptr_t lo = g_hex(&p);
+    if (p >= end || *p != '-')
+        return;
+    p++;
+    uintptr_t hi = g_hex(&p);
+    if (end - p < 5 || p[1] != 'r' || p[2] != 'w' || p[4] != 'p')
+        return; /* private writable only */
+    int field = 0;
+    for (; p < end && field < 5; field++) { /* past perms, offset, dev, inode */
+        while (p < end && *p == ' ')
+            p++;
+        if (field < 4)
+            while (p < end && *p != ' ')
+                p++;
+    }
+    /* Anonymous: no path, the heap, a stack, a named anonymous mapping. */
+    int anon = p == end || (end - p == 6 && !memcmp(p, "[heap]", 6)) || (end - p >= 6 && !memcmp(p, "[stack", 6)) ||
+               (end - p >= 6 && !memcmp(p, "[anon:", 6));
+    if (!anon || (hi > keep_lo && lo < keep_hi) || (hi > sh_lo && lo < sh_hi) || (tp >= lo && tp < hi) ||
+        g_marked_by_program(lo, hi) || g_nocopy_n >= G_NOCOPY_MAX)
+        return;
+    g_nocopy[g_nocopy_n].lo = lo;
+    g_nocopy[g_nocopy_n].hi = hi;
+    g_nocopy_n++;
 }
 
 static void g_nocopy_mark(uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
 {
     g_nocopy_n = 0;
-    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
+    sc_spin_lock(&g_marked_lock);
+    if (g_marked_lost) {
+        sc_spin_unlock(&g_marked_lock);
         return;
-    char buf[4096];
-    size_t have = 0;
-    int eof = 0;
-    uintptr_t lo = 0, hi = 0;
-    int candidate = 0, anon = 0;
-    while (!eof || have) {
-        if (!eof && have < sizeof buf) {
-            long n = sc_sys3(SYS_read, fd, (long)(buf + have), (long)(sizeof buf - have));
-            if (n <= 0)
-                eof = 1;
-            else
-                have += (size_t)n;
-        }
-        char *nl = memchr(buf, '\n', have);
-        if (!nl) {
-            if (eof || have == sizeof buf)
-                break; /* a line longer than the buffer (a path): stop marking there */
-            continue;
-        }
-        const char *p = buf, *end = nl;
-        if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) {
-            /* start-end perms offset dev inode path */
-            lo = g_hex(&p);
-            p++;
-            hi = g_hex(&p);
-            p++;
-            candidate = end - p >= 4 && p[0] == 'r' && p[1] == 'w' && p[3] == 'p' && (hi <= keep_lo || lo >= keep_hi) &&
-                        (hi <= sh_lo || lo >= sh_hi) && !(tp >= lo && tp < hi);
-            anon = 0;
-        } else if (end - p > 10 && !memcmp(p, "Anonymous:", 10)) {
-            for (p += 10; p < end && *p == ' '; p++)
-                ;
-            anon = *p != '0';
-        } else if (end - p >= 8 && !memcmp(p, "VmFlags:", 8)) {
-            if (candidate && anon && !g_has_flag(p + 8, end, "dc") && !g_has_flag(p + 8, end, "io") &&
-                !g_has_flag(p + 8, end, "pf") && g_nocopy_n < G_NOCOPY_MAX) {
-                g_nocopy[g_nocopy_n].lo = lo;
-                g_nocopy[g_nocopy_n].hi = hi;
-                g_nocopy_n++;
-            }
-            candidate = 0;
-        }
-        size_t used = (size_t)(nl + 1 - buf);
-        memmove(buf, nl + 1, have - used);
-        have -= used;
     }
-    sc_sys1(SYS_close, fd);
+    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        char buf[4096];
+        size_t have = 0;
+        for (;;) {
+            long n = have < sizeof buf ? sc_sys3(SYS_read, fd, (long)(buf + have), (long)(sizeof buf - have)) : 0;
+            if (n > 0)
+                have += (size_t)n;
+            char *nl;
+            while ((nl = memchr(buf, '\n', have)) != NULL) {
+                g_nocopy_line(buf, nl, sh_lo, sh_hi, tp);
+                size_t used = (size_t)(nl + 1 - buf);
+                memmove(buf, nl + 1, have - used);
+                have -= used;
+            }
+            if (n <= 0)
+                break; /* the end, an error, or a line longer than the buffer: the rest is copied */
+        }
+        sc_sys1(SYS_close, fd);
+    }
     /* Marked after the reading: marking merges and splits mappings. */
     for (unsigned i = 0; i < g_nocopy_n; i++)
         if (sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DONTFORK) != 0)
             g_nocopy[i].hi = g_nocopy[i].lo; /* not marked: nothing to undo */
+    sc_spin_unlock(&g_marked_lock);
 }
 
 static void g_nocopy_undo(void)
@@ -687,8 +722,7 @@ int sc_guardian_start(void)
      * any open file. */
     uint64_t all = ~0ULL, old;
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
-    struct rusage ru;
-    if (keep_hi && sc_sys2(SYS_getrusage, RUSAGE_SELF, (long)&ru) == 0 && ru.ru_maxrss >= G_NOCOPY_KB)
+    if (keep_hi)
         g_nocopy_mark((uintptr_t)sh, (uintptr_t)sh + G.sh_len, (uintptr_t)g_rseq_addr);
     int pid = keep_hi ? SC_REAL(clone)(guardian_main, g_stack + G_STACK - 64, CLONE_FILES | CLONE_SETTLS | CLONE_UNTRACED,
                                        NULL, NULL, tp, NULL)

@@ -278,6 +278,7 @@ void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
+void sc_nocopy_note(uintptr_t lo, size_t len, int advice) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
 

@@ -4,6 +4,7 @@
  * them, so a child, a new program image or a parent reaping us sees every
  * byte the program wrote before. */
 #include "rt.h"
+#include <sys/mman.h>
 #include "sys.h"
 #include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
@@ -106,6 +107,16 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
 }
 
 /* ---- fork, vfork, spawn, clone ------------------------------------------ */
+
+/* The program's own MADV_DONTFORK marks, which the guardian's start must
+ * leave as they are (guardian.c, g_nocopy_mark). */
+SC_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+    int r = SC_REAL(madvise)(addr, len, advice);
+    if (r == 0 && sc_unlikely(advice == MADV_DONTFORK || advice == MADV_DOFORK))
+        sc_nocopy_note((uintptr_t)addr, len, advice);
+    return r;
+}
 
 /* glibc's fork() runs our pthread_atfork handlers (core.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
@@ -415,6 +426,12 @@ SC_EXPORT long syscall(long n, ...)
         return r;
     /* Harmless numbers (data/syscall_properties.tsv): another process cannot
      * observe them; a shared futex wake (wrap_sync.c's messages) is not one. */
+    if (n == SYS_madvise && (c == MADV_DONTFORK || c == MADV_DOFORK)) {
+        r = SC_REAL(syscall)(n, a, b, c, d, e, f);
+        if (r == 0)
+            sc_nocopy_note((uintptr_t)a, (size_t)b, (int)c);
+        return r;
+    }
     if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
