@@ -1,8 +1,9 @@
 /* The guardian: a process that shares the program's fd table (CLONE_FILES)
  * and one MAP_SHARED region with it -- the slot headers, the buffers and a
  * few control words (struct sc_shared) -- and nothing else: it has its own
- * copy of the address space, from which it unmaps all but this library and
- * the region.  It does two jobs:
+ * copy of the address space (without the program's anonymous memory:
+ * g_nocopy_mark), from which it unmaps all but this library and the
+ * region.  It starts at the process's first deferral.  It does two jobs:
  *
  *  - the time bound: it writes out each buffer before its first
  *    acknowledged byte is one flush interval old, even while the program is
@@ -482,9 +483,8 @@ static struct sc_shared *region_new(void)
     return sh;
 }
 
-/* The region, made when the guardian starts: with the library in a
- * coalescing process, else at the first deferral (a process applying only
- * a plan that never defers maps nothing).  0 or -1. */
+/* The region, made when the guardian starts, at the first deferral (a
+ * process that never defers maps nothing).  0 or -1. */
 int sc_region_create(void)
 {
     if (__atomic_load_n(&G.sh, __ATOMIC_ACQUIRE))
