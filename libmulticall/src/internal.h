@@ -217,8 +217,6 @@ __mc_hidden int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call
 			       unsigned n, const struct mc_loop *loop, unsigned long *iters,
 			       struct mc_step *plan);
 
-__mc_hidden int __mc_fd_out_of_the_way(int fd);
-
 /* kmod backend (kmod.c): the module runs the whole program in one ioctl. */
 #define MC_KMOD_FALLBACK (-100000) /* refused before running: use another backend */
 __mc_hidden int __mc_kmod_open(struct mc_ctx *ctx);
@@ -236,8 +234,10 @@ __mc_hidden int __mc_uring_expressible(struct __mc_run *run, unsigned i);
  * [first, n) and returns the stop index (n when all ran). */
 __mc_hidden unsigned __mc_exec(struct __mc_run *run, unsigned first);
 
-/* Fork detection (MADV_WIPEONFORK page, pthread_atfork as fallback). */
+/* own.c: fork detection (MADV_WIPEONFORK page, pthread_atfork as
+ * fallback), and the library's own descriptors moved out of the way. */
 __mc_hidden unsigned long __mc_fork_epoch(void);
+__mc_hidden int __mc_fd_out_of_the_way(int fd);
 
 /* Mark calls [from, n) as not executed. */
 static inline void __mc_cancel_rest(struct mc_call *c, unsigned from, unsigned n)

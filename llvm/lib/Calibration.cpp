@@ -51,6 +51,14 @@ unsigned long Calibration::breakEvenBlocks(uint64_t Bytes) const {
   return (unsigned long)std::ceil((FirstContextNs + ProbeNs) / S);
 }
 
+std::pair<unsigned, std::string> Calibration::fewestCalls(StringRef Rule) const {
+  std::pair<unsigned, std::string> Best{0, ""};
+  for (const auto &[Key, N] : MinRun)
+    if (StringRef(Key).starts_with((Rule + ".").str()) && (!Best.first || N < Best.first))
+      Best = {N, StringRef(Key).drop_front(Rule.size() + 1).str()};
+  return Best;
+}
+
 Expected<Calibration> loadCalibration(StringRef Path) {
   auto Parsed = readJsonObject("calibration", Path);
   if (!Parsed)
@@ -75,6 +83,15 @@ Expected<Calibration> loadCalibration(StringRef Path) {
   // The gate: fstat + lseek; libmulticall's probe: statx of both ends,
   // fstatfs, an lseek back, a pread restoring the buffer at the end.
   C.ProbeNs = 3 * *Statx + *Fstatfs + 3 * *Crossing;
+  // The fusion rules' thresholds (decisions.min_run: "rule.class" ->
+  // [unregistered, registered]): a straight-line region gains only where
+  // one applies.
+  if (const json::Object *Dec = Top->getObject("decisions"))
+    if (const json::Object *Min = Dec->getObject("min_run"))
+      for (const auto &[Key, V] : *Min)
+        if (const json::Array *A = V.getAsArray(); A && !A->empty())
+          if (auto N = (*A)[0].getAsInteger(); N && *N > 0)
+            C.MinRun[Key.str()] = static_cast<unsigned>(*N);
   for (const json::Value &V : *Meas) {
     const json::Object *M = V.getAsObject();
     if (!M || M->getString("kind") != "copy-loop.file")

@@ -8,7 +8,12 @@
 //    says which fails;
 //  - replaces the rotated copy loop (§3.3.3: write followed by read in one
 //    block, looping while read returns > 0) by a looped multi-call (§3.4)
-//    when it proves that nothing observable changes.
+//    when it proves that nothing observable changes;
+//  - grows straight-line regions over the clusterable edges, heaviest
+//    first (fig. 6), error checks to handlers that do not return made
+//    checked calls (§3.3.2), and replaces each by one mc_run with result
+//    references (fig. 7) when it proves the replacement and the
+//    calibration says it gains.
 // Anything else stays as it was, with a remark saying why.
 //
 //===----------------------------------------------------------------------===//
@@ -151,30 +156,42 @@ const Value *throughLossless(const Value *V, uint64_t Max, bool Positive) {
   }
 }
 
-/// Whether Br continues to Body exactly when Result > 0, where Result is
-/// the value of a read whose count is Max (so it lies in [-1, Max]).
-bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
-                            const Value *Result, uint64_t Max) {
+/// The test of a conditional branch Br as "V P C" that holds exactly when
+/// Br goes to To (V the compared value, C an integer constant); nothing for
+/// another branch.
+struct BranchTest {
+  const Value *V;
+  CmpInst::Predicate P;
+  const ConstantInt *C;
+};
+std::optional<BranchTest> testTowards(const BranchInst *Br, const BasicBlock *To) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
-    return false;
+    return std::nullopt;
   auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
-  if (!Cmp)
-    return false;
+  if (!Cmp || (Br->getSuccessor(0) != To && Br->getSuccessor(1) != To))
+    return std::nullopt;
   CmpInst::Predicate P = Cmp->getPredicate();
   const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
   if (isa<ConstantInt>(L)) {
     std::swap(L, R);
     P = CmpInst::getSwappedPredicate(P);
   }
-  if (Br->getSuccessor(0) != Body) {
-    if (Br->getSuccessor(1) != Body)
-      return false;
+  if (Br->getSuccessor(0) != To)
     P = CmpInst::getInversePredicate(P);
-  }
   auto *C = dyn_cast<ConstantInt>(R);
-  if (!C || throughLossless(L, Max, false) != Result)
+  if (!C)
+    return std::nullopt;
+  return BranchTest{L, P, C};
+}
+
+/// Whether Br continues to Body exactly when Result > 0, where Result is
+/// the value of a read whose count is Max (so it lies in [-1, Max]).
+bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body,
+                            const Value *Result, uint64_t Max) {
+  auto T = testTowards(Br, Body);
+  if (!T || throughLossless(T->V, Max, false) != Result)
     return false;
-  return (P == CmpInst::ICMP_SGT && C->isZero()) || (P == CmpInst::ICMP_SGE && C->isOne());
+  return (T->P == CmpInst::ICMP_SGT && T->C->isZero()) || (T->P == CmpInst::ICMP_SGE && T->C->isOne());
 }
 
 /// A call that never returns (exit, abort, err, __assert_fail, ...).
@@ -185,6 +202,62 @@ bool doesNotReturn(const BasicBlock *BB) {
         return true;
   return false;
 }
+
+/// The largest value a system call's result can have: the count of a
+/// read or write with a constant one, else what its type holds.
+uint64_t maxResult(const SyscallSite &S) {
+  CallBase *CB = S.Call;
+  if ((S.Name == "read" || S.Name == "write" || S.Name == "pread64" || S.Name == "pwrite64") &&
+      CB->arg_size() >= S.FirstArg + 3)
+    if (auto *N = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2)))
+      return N->getZExtValue();
+  if (CB->getType()->isIntegerTy(32))
+    return uint64_t(INT32_MAX);
+  return uint64_t(INT64_MAX);
+}
+
+/// Whether Br leaves a chain that goes on to Next exactly when system call
+/// X failed (its result, -1 from libc, is negative), for a block that does
+/// not return: the error check that the mutually exclusive restructuring of
+/// §3.3.2 moves out of a region (the call becomes a checked call, MC_CHECK,
+/// and the check stays where it was, on the call's result).
+bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X) {
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return false;
+  unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
+  if (NextIdx == 2)
+    return false;
+  const BasicBlock *Handler = Br->getSuccessor(1 - NextIdx);
+  auto T = testTowards(Br, Handler);
+  if (!T || !doesNotReturn(Handler) || throughLossless(T->V, maxResult(X), false) != X.Call)
+    return false;
+  // Taken iff the result is negative: libc's results are -1 or >= 0.
+  return (T->P == CmpInst::ICMP_SLT && T->C->isZero()) || (T->P == CmpInst::ICMP_SLE && T->C->isMinusOne()) ||
+         (T->P == CmpInst::ICMP_EQ && T->C->isMinusOne());
+}
+
+/// Whether V is the address of errno (or within it): libc's wrappers write
+/// it, so no load of it moves across a system call.
+bool isErrno(const Value *V) {
+  auto *CB = dyn_cast<CallBase>(getUnderlyingObject(V));
+  Function *F = CB ? CB->getCalledFunction() : nullptr;
+  return F && F->getName() == "__errno_location";
+}
+
+/// A straight-line region as the replacement needs it (fig. 7): the calls
+/// in order, which are checked (§3.3.2), where each argument comes from,
+/// and the loads that move in front of the multi-call (§3.3.1).
+struct RegionShape {
+  struct Arg {
+    Value *Literal = nullptr; // defined before the region (or a hoisted load)
+    int Ref = -1;             // else: the result of call Ref
+  };
+  SmallVector<SyscallSite, 4> Calls;
+  SmallVector<bool, 4> Checked;
+  SmallVector<SmallVector<Arg, 6>, 4> Args;
+  SmallVector<LoadInst *, 4> Hoist;
+  std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
+};
 
 class ClusterPass {
 public:
@@ -230,9 +303,17 @@ private:
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
+  std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks);
+  std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
+  std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
+                                         std::string &Estimate);
+  Instruction *replaceRegion(RegionShape &Shape, unsigned long MinRuns);
+  void applyRegions(const PlanCluster &C, const std::string &Name,
+                    std::vector<std::tuple<const Site *, const Site *, uint64_t>> &Edges,
+                    const DenseMap<const Site *, uint64_t> &Recorded);
 };
 
 void ClusterPass::collectSites() {
@@ -371,6 +452,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                 ((C.Calls[0].Syscall == "read" && C.Calls[1].Syscall == "write") ||
                  (C.Calls[0].Syscall == "write" && C.Calls[1].Syscall == "read"));
   bool Tried = false;
+  std::vector<std::tuple<const Site *, const Site *, uint64_t>> Edges; // clusterable, with their weight
   for (const Site *A : Matched)
     for (const Site *B : Matched) {
       if (A == B || Replaced.count(A->S.Call) || Replaced.count(B->S.Call))
@@ -407,10 +489,15 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       analysis(A->S.Call, "Region",
                Name + ": " + describe(*A) + " -> " + describe(*B) +
                    " is a clusterable region (dominance, safety, convexity, argument safety, linearity hold)");
-      if (!(IsCopy && A->S.Name == "write" && B->S.Name == "read")) {
-        missed(A->S.Call, "NotReplaced",
-               Name + ": replacing a " + A->S.Name + " -> " + B->S.Name +
-                   " region with mc_run is not implemented yet; left as it is");
+      // The rotated copy loop (§3.3.3) is one looped multi-call; any other
+      // region is straight-line code, grown below by fig. 6.
+      auto SelfLoop = [](const CallBase *CB) {
+        const BasicBlock *BB = CB->getParent();
+        return is_contained(successors(BB), BB);
+      };
+      if (!(IsCopy && A->S.Name == "write" && B->S.Name == "read" &&
+            (SelfLoop(A->S.Call) || SelfLoop(B->S.Call)))) {
+        Edges.emplace_back(A, B, std::min(Recorded.lookup(A), Recorded.lookup(B)));
         continue;
       }
       if (auto Why = checkWriteReadLoop(*A, *B)) {
@@ -440,6 +527,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       // The dominator tree and alias analysis of F describe the loop just erased.
       FAM.invalidate(*F, PreservedAnalyses::none());
     }
+  applyRegions(C, Name, Edges, Recorded);
   if (!Tried && !Already)
     missed(Matched.front()->S.Call, "Region",
            Name + ": the cluster's calls matched here do not form one of its edges; left as it is");
@@ -474,7 +562,11 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
   }
   std::reverse(Chain.begin(), Chain.end());
   SmallVector<Instruction *, 16> Between;
-  for (BasicBlock *BB : Chain)
+  // The last system call before each chain block's end (a, or one between):
+  // the call an error check there may test.
+  SmallVector<SyscallSite, 4> LastAt;
+  SyscallSite Last = A.S;
+  for (BasicBlock *BB : Chain) {
     for (Instruction &I : *BB) {
       if (BB == IA->getParent() && !DT.dominates(IA, &I))
         continue;
@@ -485,19 +577,30 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
       if (isa<PHINode>(I) || I.isTerminator())
         continue;
       Between.push_back(&I);
+      if (auto *CB = dyn_cast<CallBase>(&I))
+        if (auto S = recognizeSyscall(*CB))
+          Last = *S;
     }
+    LastAt.push_back(Last);
+  }
 
   // 5. Linearity: control flows from a to b without a choice.
   for (size_t I = 0; I + 1 < Chain.size(); ++I) {
     auto *Br = dyn_cast<BranchInst>(Chain[I]->getTerminator());
     if (Br && Br->isUnconditional() && Br->getSuccessor(0) == Chain[I + 1])
       continue;
+    // §3.3.2: a check that leaves for a handler that does not return
+    // exactly when the call before it failed is mutually exclusive with
+    // the rest of the region: the call becomes a checked call.
+    if (isFailureExit(Br, Chain[I + 1], LastAt[I]))
+      continue;
     std::string Extra;
     if (Br && Br->isConditional())
       for (BasicBlock *Succ : Br->successors())
         if (Succ != Chain[I + 1] && doesNotReturn(Succ))
-          Extra = " (its other side does not return: the mutually exclusive restructuring of "
-                  "§3.3.2 would make it linear; not implemented yet)";
+          Extra = " (its other side does not return, but it is not taken exactly when " +
+                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0): the §3.3.2 restructuring "
+                  "would run calls the program does not)";
     return Refusal{"linearity", "a branch (" + describe(Chain[I]->getTerminator()) +
                                     ") lies between the calls" + Extra};
   }
@@ -708,6 +811,29 @@ const Calibration *ClusterPass::calibration() {
   return Cal ? &*Cal : nullptr;
 }
 
+/// Nanoseconds as the remarks show them ("2.5 us").
+std::string us(double Ns) {
+  std::string S;
+  raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
+  return S;
+}
+
+/// Where every gain decision starts: with -syscluster-assume-gain, no
+/// calibration (C stays null) and Estimate says why; else the host's
+/// calibration, or a refusal when it cannot be read.
+std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate) {
+  if (AssumeGain) {
+    Estimate = ("compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel module, where "
+                "the " + Unit + " is one crossing)").str();
+    return std::nullopt;
+  }
+  C = calibration();
+  if (!C)
+    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
+                                        "), so whether the multi-call is faster is unknown"};
+  return std::nullopt;
+}
+
 /// Never a slower program (issue 12, Must 7): the looped multi-call pays
 /// once for the program's first context and the probes of the copy's
 /// descriptors, and gains a little per block.  The calibration gives both;
@@ -716,21 +842,12 @@ const Calibration *ClusterPass::calibration() {
 /// and a sentence on the estimate.
 std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
                                               std::string &Estimate) {
-  if (AssumeGain) {
-    MinBlocks = 0;
-    Estimate = "compiled without a gain estimate (-syscluster-assume-gain: a host with the kernel "
-               "module, where the loop is one crossing)";
-    return std::nullopt;
-  }
-  const Calibration *C = calibration();
+  MinBlocks = 0;
+  const Calibration *C = nullptr;
+  if (auto Why = gainCalibration("loop", C, Estimate))
+    return Why;
   if (!C)
-    return Refusal{"no gain known", "this host's calibration cannot be read (" + CalibrationError +
-                                        "), so whether the multi-call is faster is unknown"};
-  auto us = [](double Ns) {
-    std::string S;
-    raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
-    return S;
-  };
+    return std::nullopt;
   uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
   double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
@@ -817,6 +934,361 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, uns
   L->dropAllReferences();
   L->eraseFromParent();
   return Last;
+}
+
+/// Fig. 6: the clusterable edges, heaviest first, grow regions — an edge
+/// starts one, extends one at either end, or joins two — and each region is
+/// replaced by one multi-call where the replacement is proved and gains.
+void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
+                               std::vector<std::tuple<const Site *, const Site *, uint64_t>> &Edges,
+                               const DenseMap<const Site *, uint64_t> &Recorded) {
+  // Heaviest first; equal weights in the order the edges were found.
+  std::vector<size_t> Order(Edges.size());
+  for (size_t I = 0; I < Order.size(); ++I)
+    Order[I] = I;
+  std::sort(Order.begin(), Order.end(), [&](size_t X, size_t Y) {
+    return std::get<2>(Edges[X]) != std::get<2>(Edges[Y]) ? std::get<2>(Edges[X]) > std::get<2>(Edges[Y]) : X < Y;
+  });
+  std::vector<std::vector<const Site *>> Regions;
+  DenseMap<const Site *, unsigned> In;
+  for (size_t E : Order) {
+    const Site *A = std::get<0>(Edges[E]), *B = std::get<1>(Edges[E]);
+    auto IA = In.find(A), IB = In.find(B);
+    if (IA == In.end() && IB == In.end()) {
+      In[A] = In[B] = Regions.size();
+      Regions.push_back({A, B});
+    } else if (IA != In.end() && IB == In.end() && Regions[IA->second].back() == A) {
+      Regions[IA->second].push_back(B);
+      In[B] = IA->second;
+    } else if (IB != In.end() && IA == In.end() && Regions[IB->second].front() == B) {
+      auto &R = Regions[IB->second];
+      R.insert(R.begin(), A);
+      In[A] = IB->second;
+    } else if (IA != In.end() && IB != In.end() && IA->second != IB->second &&
+               Regions[IA->second].back() == A && Regions[IB->second].front() == B) {
+      unsigned From = IB->second, To = IA->second;
+      for (const Site *S : Regions[From]) {
+        Regions[To].push_back(S);
+        In[S] = To;
+      }
+      Regions[From].clear();
+    }
+  }
+  for (auto &R : Regions) {
+    if (R.size() < 2)
+      continue;
+    Function *F = R.front()->S.Call->getFunction();
+    std::string What = "the region " + describe(*R.front()) + " -> " + describe(*R.back());
+    if (R.size() > 2)
+      What += " (" + Twine(R.size()).str() + " calls of the plan)";
+    RegionShape Shape;
+    if (auto Why = checkRegion(R, Shape)) {
+      missed(R.front()->S.Call, "NotReplaced",
+             Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
+      continue;
+    }
+    uint64_t Runs = ~uint64_t(0);
+    for (const Site *S : R)
+      Runs = std::min(Runs, Recorded.lookup(S));
+    unsigned long MinRuns = 0;
+    std::string Estimate;
+    if (auto Why = checkRegionGain(Shape, Runs, MinRuns, Estimate)) {
+      missed(R.front()->S.Call, "NoGain",
+             Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
+      continue;
+    }
+    std::string Checked;
+    for (size_t I = 0; I < Shape.Calls.size(); ++I)
+      if (Shape.Checked[I])
+        Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call);
+    std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
+                      " calls (libmulticall mc_run, auto backend" +
+                      (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
+                      "); " + Estimate;
+    const CallBase *At = R.front()->S.Call;
+    ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
+    Instruction *MC = replaceRegion(Shape, MinRuns);
+    for (const SyscallSite &S : Shape.Calls)
+      Replaced[S.Call] = {MC, C.Id};
+    Changed.insert(F);
+    FAM.invalidate(*F, PreservedAnalyses::none());
+  }
+}
+
+/// Beyond the five conditions: what replacing a straight-line region by
+/// mc_run needs.  Walks the region from its first call to its last along
+/// the dominator tree; every system call met is one of the multi-call's.
+std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, RegionShape &Shape) {
+  CallBase *First = R.front()->S.Call, *LastCall = R.back()->S.Call;
+  Function &F = *First->getFunction();
+  const DataLayout &DL = M.getDataLayout();
+  DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+  AAResults &AA = FAM.getResult<AAManager>(F);
+  AssumptionCache &AC = FAM.getResult<AssumptionAnalysis>(F);
+  if (LastCall->getFunction() != &F || !DT.dominates(First, LastCall))
+    return Refusal{"dominance", "the first call does not dominate the last"};
+  SmallVector<BasicBlock *, 4> Chain;
+  for (DomTreeNode *N = DT.getNode(LastCall->getParent()); N; N = N->getIDom()) {
+    Chain.push_back(N->getBlock());
+    if (N->getBlock() == First->getParent())
+      break;
+  }
+  std::reverse(Chain.begin(), Chain.end());
+
+  SmallPtrSet<const Instruction *, 16> Pure;   // computed between the calls, stays where it is
+  SmallPtrSet<const Instruction *, 4> Hoisted; // loads moved in front of the region
+  DenseMap<const CallBase *, unsigned> Index;
+  auto addCall = [&](const SyscallSite &S) -> std::optional<Refusal> {
+    CallBase *CB = S.Call;
+    if (!S.Direct)
+      return Refusal{"IR not understood",
+                     describe(CB) + " is not a libc wrapper that issues " + S.Name +
+                         " with the same arguments (data/syscall_properties.tsv, libc column): it is not run "
+                         "as that system call"};
+    Type *RT = CB->getType();
+    if (!(RT->isVoidTy() || (RT->isIntegerTy() && RT->getIntegerBitWidth() <= 64)) || CB->arg_size() > 6 ||
+        CB->hasOperandBundles())
+      return Refusal{"IR not understood", describe(CB) + " does not have a system call's signature"};
+    SmallVector<RegionShape::Arg, 6> Args;
+    for (unsigned K = 0; K < CB->arg_size(); ++K) {
+      Value *V = CB->getArgOperand(K);
+      Type *T = V->getType();
+      if (!T->isPointerTy() && !(T->isIntegerTy() && T->getIntegerBitWidth() <= 64))
+        return Refusal{"IR not understood", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                                " is neither an integer nor a pointer"};
+      RegionShape::Arg A;
+      auto *I = dyn_cast<Instruction>(V);
+      // A result of an earlier call of the region, through casts that keep it.
+      int Ref = -1;
+      for (auto &[Call, Idx] : Index)
+        if (throughLossless(V, maxResult(Shape.Calls[Idx]), true) == Call)
+          Ref = Idx;
+      if (Ref >= 0) {
+        if (!Shape.Checked[Ref])
+          return Refusal{"argument safety",
+                         "argument " + Twine(K + 1).str() + " of " + describe(CB) + " is the result of " +
+                             describe(Shape.Calls[Ref].Call) +
+                             ", which is not checked: after a failure the program passes libc's -1, a "
+                             "multi-call's reference would pass -errno"};
+        A.Ref = Ref;
+      } else if (I && Pure.count(I)) {
+        return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                              " is an expression computed between the calls (" + describe(I) + ")"};
+      } else {
+        A.Literal = V; // a constant, an argument, defined before the region, or a load moved before it
+      }
+      Args.push_back(A);
+    }
+    Index[CB] = Shape.Calls.size();
+    Shape.Calls.push_back(S);
+    Shape.Checked.push_back(false);
+    Shape.Args.push_back(std::move(Args));
+    return std::nullopt;
+  };
+
+  for (size_t BI = 0; BI < Chain.size(); ++BI) {
+    BasicBlock *BB = Chain[BI];
+    if (BI > 0 && BB->getSinglePredecessor() != Chain[BI - 1])
+      return Refusal{"linearity", "the block of " + describe(&*BB->getFirstNonPHIOrDbg()) +
+                                      " is entered from elsewhere too (a loop or a join inside the region)"};
+    BasicBlock::iterator It = BI == 0 ? First->getIterator() : BB->begin();
+    for (; It != BB->end(); ++It) {
+      Instruction &I = *It;
+      if (I.isTerminator()) {
+        auto *Br = dyn_cast<BranchInst>(&I);
+        if (BI + 1 == Chain.size())
+          break;
+        if (Br && Br->isUnconditional() && Br->getSuccessor(0) == Chain[BI + 1])
+          continue;
+        const SyscallSite &Last = Shape.Calls.back();
+        if (isFailureExit(Br, Chain[BI + 1], Last) && !Shape.Checked.back()) {
+          Shape.Checked.back() = true;
+          continue;
+        }
+        return Refusal{"linearity", "a branch (" + describe(&I) + ") lies between the calls and is not a check "
+                                    "of " + describe(Last.Call) + " that leaves for a handler that does not return"};
+      }
+      if (auto *CB = dyn_cast<CallBase>(&I)) {
+        if (auto S = recognizeSyscall(*CB)) {
+          if (auto Why = addCall(*S))
+            return Why;
+          if (CB == LastCall)
+            break;
+          continue;
+        }
+      }
+      if (I.isDebugOrPseudoInst())
+        continue;
+      if (isa<PHINode>(I)) { // a later block's (single-entry) phi: stays, as pure code
+        Pure.insert(&I);
+        continue;
+      }
+      if (I.isLifetimeStartOrEnd())
+        return Refusal{"safety", "a buffer's lifetime starts or ends between the calls (" + describe(&I) + ")"};
+      if (auto *LI = dyn_cast<LoadInst>(&I); LI && LI->isSimple()) {
+        MemoryLocation Loc = MemoryLocation::get(LI);
+        if (isErrno(LI->getPointerOperand()))
+          return Refusal{"convexity", describe(LI) + " reads errno between the calls: the calls set it"};
+        for (const SyscallSite &S : Shape.Calls)
+          if (mayWrite(S, Loc, AA))
+            return Refusal{"convexity", describe(LI) + " reads memory that " + describe(S.Call) +
+                                            " may write; it lies between the calls and cannot move out"};
+        auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
+        if ((Ptr && (Pure.count(Ptr) || Hoisted.count(Ptr) || Index.count(dyn_cast<CallBase>(Ptr)))) ||
+            !isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(), DL, First,
+                                                &AC, &DT))
+          return Refusal{"safety", describe(LI) + " cannot be proved safe to load before the region"};
+        Hoisted.insert(LI);
+        Shape.Hoist.push_back(LI);
+        continue;
+      }
+      if (!I.mayHaveSideEffects() && !I.mayReadOrWriteMemory() && isSafeToSpeculativelyExecute(&I)) {
+        Pure.insert(&I);
+        continue;
+      }
+      if (isa<CallBase>(I))
+        return Refusal{"safety", describe(&I) + " lies between the calls: user code cannot run in a multi-call"};
+      return Refusal{"convexity", describe(&I) + " has side effects and lies between the calls"};
+    }
+  }
+  if (Shape.Calls.size() < 2 || Shape.Calls.back().Call != LastCall)
+    return Refusal{"IR not understood", "the walk from the first call did not end at the last"};
+  // The fusion rule that may merge the calls (libmulticall's rules, named as
+  // its calibration names them).
+  const SyscallSite &S0 = Shape.Calls.front();
+  bool SameFd = all_of(Shape.Calls, [&](const SyscallSite &S) {
+    return S.Call->arg_size() && S.Call->getArgOperand(0) == S0.Call->getArgOperand(0);
+  });
+  auto AllNamed = [&](size_t From, StringRef N) {
+    return all_of(ArrayRef<SyscallSite>(Shape.Calls).drop_front(From),
+                  [&](const SyscallSite &S) { return S.Name == N; });
+  };
+  if (SameFd) {
+    if (AllNamed(0, "write"))
+      Shape.Rule = "writev";
+    else if (AllNamed(0, "read"))
+      Shape.Rule = "readv";
+    else if (AllNamed(0, "pread64"))
+      Shape.Rule = "preadv";
+    else if (AllNamed(0, "pwrite64"))
+      Shape.Rule = "pwritev";
+    else if (S0.Name == "lseek" && AllNamed(1, "read") && S0.Call->arg_size() == 3 &&
+             isa<ConstantInt>(S0.Call->getArgOperand(2)) &&
+             cast<ConstantInt>(S0.Call->getArgOperand(2))->isZero()) // SEEK_SET
+      Shape.Rule = "seek_pread";
+  }
+  return std::nullopt;
+}
+
+/// Never a slower program: without the kernel module a multi-call crosses
+/// once per call unless a fusion rule merges its calls; then it saves at
+/// most a crossing per call merged, and the program pays once for its
+/// first context.
+std::optional<Refusal> ClusterPass::checkRegionGain(const RegionShape &Shape, uint64_t Runs,
+                                                    unsigned long &MinRuns, std::string &Estimate) {
+  MinRuns = 0;
+  const Calibration *C = nullptr;
+  if (auto Why = gainCalibration("region", C, Estimate))
+    return Why;
+  if (!C)
+    return std::nullopt;
+  std::string Calls;
+  for (const SyscallSite &S : Shape.Calls)
+    Calls += (Calls.empty() ? "" : ", ") + S.Name;
+  unsigned N = Shape.Calls.size();
+  auto Fewest = Shape.Rule.empty() ? std::pair<unsigned, std::string>{0, ""} : C->fewestCalls(Shape.Rule);
+  if (Shape.Rule.empty())
+    return Refusal{"no gain", "no fusion rule merges " + Calls +
+                                  ": without the kernel module each call still crosses once and the multi-call only "
+                                  "adds bookkeeping (-syscluster-assume-gain compiles it for a host with the module)"};
+  if (!Fewest.first || Fewest.first > N)
+    return Refusal{"no gain", "the fusion rule for " + Calls + " (" + Shape.Rule + ") pays " +
+                                  (Fewest.first ? "from " + Twine(Fewest.first).str() + " calls"
+                                                : std::string("on no descriptor")) +
+                                  " on this host (" + C->Path + "); the region has " + Twine(N).str()};
+  double Save = (N - 1) * C->CrossingNs;
+  MinRuns = (unsigned long)std::ceil(C->FirstContextNs / Save);
+  std::string Basis = Twine(Runs).str() + " runs in the profile x at most " + us(Save) + " saved (" +
+                      Twine(N - 1).str() + " crossings merged by " + Shape.Rule + " on " + Fewest.second +
+                      " descriptors) - " + us(C->FirstContextNs) + " first context (" + C->Path + ")";
+  if (Runs < MinRuns)
+    return Refusal{"no gain", "estimated " + us(Runs * Save - C->FirstContextNs) + " per run: " + Basis +
+                                  "; it pays from " + Twine(MinRuns).str() + " runs"};
+  Estimate = "estimated saving at most " + us(Runs * Save - C->FirstContextNs) + " per run like the recorded one: " +
+             Basis + "; the first " + Twine(MinRuns).str() + " runs of the region run the calls as written";
+  return std::nullopt;
+}
+
+/// Fig. 7: the calls become one array of struct mc_call (libmulticall's
+/// binary interface), run by __syscluster_run (llvm/runtime/region.c); each
+/// call's value is its result, -1 where it failed (errno is set by the
+/// runtime), and the program's checks stay where they were.
+Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRuns) {
+  LLVMContext &Ctx = M.getContext();
+  CallBase *First = Shape.Calls.front().Call;
+  Function &F = *First->getFunction();
+  Type *I8 = Type::getInt8Ty(Ctx), *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
+  Type *Ptr = PointerType::get(Ctx, 0);
+  // struct mc_call { long nr; long args[6]; long result; unsigned flags; unsigned char ref[6]; }
+  StructType *CallTy = StructType::get(Ctx, {I64, ArrayType::get(I64, 6), I64, I32, ArrayType::get(I8, 6)});
+  const unsigned McCheck = 1; // MC_CHECK (multicall.h)
+  unsigned N = Shape.Calls.size();
+
+  for (LoadInst *LI : Shape.Hoist)
+    LI->moveBefore(First);
+  IRBuilder<> EB(&F.getEntryBlock(), F.getEntryBlock().getFirstInsertionPt());
+  ArrayType *ArrTy = ArrayType::get(CallTy, N);
+  AllocaInst *Arr = EB.CreateAlloca(ArrTy, nullptr, "syscluster.calls");
+  Arr->setAlignment(Align(8));
+
+  IRBuilder<> B(First);
+  B.SetCurrentDebugLocation(First->getDebugLoc());
+  auto field = [&](unsigned I, unsigned Fld, int J = -1) {
+    SmallVector<Value *, 4> Idx{B.getInt32(0), B.getInt32(I), B.getInt32(Fld)};
+    if (J >= 0)
+      Idx.push_back(B.getInt32(J));
+    return B.CreateInBoundsGEP(ArrTy, Arr, Idx);
+  };
+  for (unsigned I = 0; I < N; ++I) {
+    const SyscallSite &S = Shape.Calls[I];
+    B.CreateStore(ConstantInt::get(I64, S.Nr), field(I, 0));
+    for (unsigned J = 0; J < 6; ++J) {
+      Value *V = ConstantInt::get(I64, 0);
+      unsigned Ref = 0;
+      if (J < Shape.Args[I].size()) {
+        const RegionShape::Arg &A = Shape.Args[I][J];
+        if (A.Ref >= 0)
+          Ref = A.Ref + 1;
+        else if (A.Literal->getType()->isPointerTy())
+          V = B.CreatePtrToInt(A.Literal, I64);
+        else
+          V = B.CreateSExtOrTrunc(A.Literal, I64); // as glibc's (long) casts pass an int
+      }
+      B.CreateStore(V, field(I, 1, J));
+      B.CreateStore(ConstantInt::get(I8, Ref), field(I, 4, J));
+    }
+    B.CreateStore(ConstantInt::get(I64, 0), field(I, 2));
+    B.CreateStore(ConstantInt::get(I32, Shape.Checked[I] ? McCheck : 0), field(I, 3));
+  }
+  auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
+                                  "syscluster.region.runs");
+  FunctionCallee Run =
+      M.getOrInsertFunction("__syscluster_run", FunctionType::get(I64, {Ptr, I32, I64, Ptr}, false));
+  CallInst *MC = B.CreateCall(Run, {Arr, B.getInt32(N), ConstantInt::get(I64, MinRuns), Runs});
+  for (unsigned I = 0; I < N; ++I) {
+    CallBase *CB = Shape.Calls[I].Call;
+    B.SetCurrentDebugLocation(CB->getDebugLoc());
+    if (!CB->getType()->isVoidTy()) {
+      Value *R = B.CreateLoad(I64, field(I, 2));
+      // libc's value: -1 on failure (errno set by the runtime), else the result.
+      Value *V = B.CreateSelect(B.CreateICmpSLT(R, ConstantInt::get(I64, 0)), ConstantInt::getSigned(I64, -1), R);
+      V = B.CreateSExtOrTrunc(V, CB->getType());
+      CB->replaceAllUsesWith(V);
+    }
+  }
+  for (const SyscallSite &S : Shape.Calls)
+    S.Call->eraseFromParent();
+  return MC;
 }
 
 } // namespace

@@ -17,12 +17,24 @@ struct Entry {
 struct Table {
   StringMap<Entry> ByName;
   DenseMap<long, StringRef> ByNr;
+  struct Wrap {
+    long Nr;
+    bool Direct;
+  };
+  StringMap<Wrap> Wrapper; // glibc function -> the system call it issues
   Table() {
 #define SC_SYSCALL(NR, NAME, NARGS)                                            \
   ByName[NAME] = {NR, NARGS};                                                  \
   ByNr[NR] = NAME;
+#define SC_WRAPPER(FN, NR, DIRECT)
 #include "Syscalls.def"
 #undef SC_SYSCALL
+#undef SC_WRAPPER
+#define SC_SYSCALL(NR, NAME, NARGS)
+#define SC_WRAPPER(FN, NR, DIRECT) Wrapper[FN] = {NR, DIRECT != 0};
+#include "Syscalls.def"
+#undef SC_SYSCALL
+#undef SC_WRAPPER
   }
 };
 } // namespace
@@ -60,11 +72,23 @@ std::optional<SyscallSite> recognizeSyscall(CallBase &CB) {
     Base = Name.drop_front(2).drop_back(2);
     S.Fortified = true;
   }
-  auto It = T.ByName.find(Base);
+  // Named by the system call glibc's function issues (fstat is
+  // newfstatat), as the recorder names it; else by the kernel's name.
+  auto W = T.Wrapper.find(Base);
+  StringRef Kernel = Base;
+  if (W != T.Wrapper.end()) {
+    auto N = T.ByNr.find(W->second.Nr);
+    if (N == T.ByNr.end())
+      return std::nullopt;
+    Kernel = N->second;
+  }
+  auto It = T.ByName.find(Kernel);
   if (It == T.ByName.end())
     return std::nullopt;
-  S.Name = Base.str();
+  S.Name = Kernel.str();
   S.Nr = It->second.Nr;
+  S.Direct = !S.Fortified && W != T.Wrapper.end() && W->second.Direct && !F->isVarArg() &&
+             CB.arg_size() == It->second.Args;
   return S;
 }
 

@@ -22,3 +22,8 @@ long bad(int out, char *buf, long n)
     return read(in_fd, buf, 4096);   // sc: read bad
 }
 // CHECK: remark: plan cluster #2 (copy-offload): write at convexity.c:20 -> read at convexity.c:22 is not a clusterable region: convexity: store at convexity.c:21 has side effects and lies between the calls
+
+// The accepted region is replaced by one mc_run (fig. 7); the refused one is not.
+// RUN: %clang-sc -mllvm -syscluster-assume-gain -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=MC
+// MC: remark: plan cluster #1 (copy-offload): the region write at convexity.c:13 -> read at convexity.c:14 became one multi-call of 2 calls
+// MC-NOT: plan cluster #2 (copy-offload): the region

@@ -124,11 +124,11 @@ static void g_flush(unsigned i, int dead)
     size_t from = 0;
     if (dead && atomic_load(&s->flushing)) {
         /* Killed inside a flush.  flush_done bytes are known to be in the
-         * kernel.  A flush we made for it (flushing 2: core.c, delegate)
+         * kernel.  A flush we made for it (flushing 2: flush.c, sc_delegate)
          * is exact: none of our calls was cut short.  A flush it made
          * itself (flushing 1) is one it alone could have moved the
          * offset of -- a description it opened, not O_APPEND, no other
-         * process holding it (core.c, alone_moves_offset) -- so one write
+         * process holding it (flush.c, sc_alone_moves_offset) -- so one write
          * call of the rest may have been in flight, and it wrote what
          * moved the offset past call_pos.  Nothing is ever written at a
          * recorded position: the rest goes to the current offset. */
@@ -155,7 +155,7 @@ static void g_flush(unsigned i, int dead)
                 g_say("syscluster: the program died; completing its deferred writes failed, bytes were lost\n");
             } else {
                 /* The program lives: the bytes not written stay, for the
-                 * program to report the error and retry them (core.c,
+                 * program to report the error and retry them (flush.c,
                  * keep); the guardian leaves the slot until it has. */
                 size_t rest = len - from - wrote;
                 /* By hand: libc's memmove is not mapped here, and a
@@ -175,7 +175,7 @@ static void g_flush(unsigned i, int dead)
     atomic_store(&s->flushing, 0);
 }
 
-/* Makes the flushes the program asked for (core.c, delegate), the
+/* Makes the flushes the program asked for (flush.c, sc_delegate), the
  * program's thread waiting with the slot lock held: writes slot i from
  * flush_done on, keeping flush_done exact after every call (no write of
  * ours is ever cut short by the program's death), then answers. */

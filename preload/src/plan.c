@@ -6,13 +6,13 @@
  * unloaded, and the wrappers look their caller up in the sorted table.
  *
  * What is applied at a site, by kind:
- *   write  short writes deferred with the coalescing machinery (core.c);
+ *   write  short writes deferred with the coalescing machinery (coalesce.c);
  *   clock  gettimeofday/clock_gettime/time made through syscall() answered
  *          by the vDSO, when every pointer is known to be writable;
  *   pid    getpid answered from the pid the runtime keeps per process;
  *   tid    gettid answered from a per-thread cache;
  *   seek   lseek(SEEK_SET) on a regular file kept as a pending offset
- *          (core.c), which a planned read then uses with pread. */
+ *          (offsets.c), which a planned read then uses with pread. */
 #include "rt.h"
 #include "sys.h"
 

@@ -81,7 +81,7 @@ struct sc_shared {
     _Atomic int quit;  /* asked to exit */
     _Atomic int ready; /* 1: sandboxed and running; 2: could not sandbox itself */
     _Atomic long beat; /* CLOCK_MONOTONIC_COARSE ms of the guardian's last wake-up */
-    /* Flushes the program asks the guardian to make (core.c, delegate;
+    /* Flushes the program asks the guardian to make (flush.c, sc_delegate;
      * guardian.c, serve): per slot 0 none, 1 asked, 2 being written, 3 done
      * with ask_err the errno (0: all out). */
     _Atomic int ask[SC_NSLOTS];
@@ -197,16 +197,70 @@ static inline struct sc_fdent *sc_fdent(int fd)
 /* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
 
-/* core.c */
-int sc_vfork_child(void) SC_HIDDEN;
-void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
+/* The runtime's core, one file per layer; each builds only on those above
+ * it: report.c, state.c, flush.c, fdtable.c, coalesce.c, offsets.c,
+ * process.c. */
+
+/* report.c */
+void sc_report(const char *kind, const char *fmt, ...) SC_HIDDEN __attribute__((format(printf, 2, 3)));
+
+/* state.c: locks, errors left on an fd, an fd's file identity */
 void sc_spin_lock(_Atomic int *l) SC_HIDDEN;
 void sc_spin_unlock(_Atomic int *l) SC_HIDDEN;
+void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
 int sc_slot_trylock(struct sc_slot *s) SC_HIDDEN;
 void sc_slot_unlock(struct sc_slot *s) SC_HIDDEN;
+int sc_guardian_gone(int pid) SC_HIDDEN;
+void sc_set_err(int fd, int err) SC_HIDDEN;
+void sc_guardian_err(struct sc_slot *s) SC_HIDDEN;
+int sc_take_err(int fd) SC_HIDDEN;
+void sc_lost_err(int fd, int err) SC_HIDDEN;
+void sc_touch_hi(int fd) SC_HIDDEN;
+int sc_fd_inode(int fd, uint64_t *dev, uint64_t *ino) SC_HIDDEN;
+
+/* flush.c: writing slots out, bytes kept after a failed flush, futile
+ * buffers, room on the file system */
+void sc_clear_pending(struct sc_slot *s) SC_HIDDEN;
+void sc_written_out(struct sc_slot *s) SC_HIDDEN;
+int64_t sc_flush_note(struct sc_slot *s, size_t done) SC_HIDDEN;
+/* Slots holding bytes a failed flush could not write, and per slot the
+ * errno of that flush (0: none).  Outside struct sc_slot: a bigger slot
+ * costs ~2 % on 8-byte writes (measured). */
+extern _Atomic int sc_n_held SC_HIDDEN;
+extern int sc_held_err[SC_NSLOTS] SC_HIDDEN;
+#define HELD(s) sc_held_err[(s) - G.slots]
+/* Per slot, the backoff after futile buffers (flush.c, "Futile buffers"). */
+struct sc_backoff {
+    uint32_t writes;  /* writes in the current buffer */
+    uint16_t backoff; /* direct writes after the next futile buffer (0: none yet) */
+    uint16_t skip;    /* direct writes still to make */
+};
+extern struct sc_backoff sc_futile[SC_NSLOTS] SC_HIDDEN;
+#define FUTILE(s) sc_futile[(s) - G.slots]
+/* Free space left on the file system of the last buffer started. */
+extern _Atomic int64_t sc_room SC_HIDDEN;
+void sc_keep(struct sc_slot *s, size_t done, int err) SC_HIDDEN;
+void sc_unhold(struct sc_slot *s) SC_HIDDEN;
+int sc_alone_moves_offset(struct sc_slot *s) SC_HIDDEN;
+void sc_opened_here(int fd, uint32_t forks_before) SC_HIDDEN;
+int sc_delegate(struct sc_slot *s, size_t *done) SC_HIDDEN;
+int sc_write_rest(struct sc_slot *s, size_t done) SC_HIDDEN;
+int sc_write_held(struct sc_slot *s) SC_HIDDEN;
+int sc_retry_held(int fd) SC_HIDDEN;
+void sc_drop_slot_held(struct sc_slot *s, const char *why) SC_HIDDEN;
+void sc_drop_held(const char *why) SC_HIDDEN;
+void sc_forget_held(void) SC_HIDDEN;
 void sc_flush_locked(struct sc_slot *s) SC_HIDDEN;
 void sc_flush_all(void) SC_HIDDEN;
 void sc_flush_inode(uint64_t dev, uint64_t ino) SC_HIDDEN;
+void sc_quiesce(int mode) SC_HIDDEN;
+void sc_give_up(const char *why) SC_HIDDEN;
+int sc_near_full(int fd, uint64_t dev) SC_HIDDEN;
+
+/* state.c: in a vfork child? */
+int sc_vfork_child(void) SC_HIDDEN;
+/* process.c */
+void sc_process_end(void) SC_HIDDEN;
 
 /* The runtime acts in this process: it is on, and this is not a vfork
  * child (which shares our memory but must not touch our state). */
@@ -222,32 +276,38 @@ static inline void sc_publish(void)
         sc_leave();
     }
 }
-void sc_quiesce(int mode) SC_HIDDEN;
+
+/* Another process may come to share the open file descriptions this one
+ * has (it forks, spawns, sends descriptors). */
+static inline void sc_may_share(void) { atomic_fetch_add(&sc_g.forks, 1); }
+
+/* fdtable.c */
 int sc_observe(int fd, int take_err) SC_HIDDEN;
-void sc_forget_held(void) SC_HIDDEN;
-void sc_drop_held(const char *why) SC_HIDDEN;
-int sc_take_err(int fd) SC_HIDDEN;
 void sc_forget(int fd) SC_HIDDEN;
 void sc_forget_range(unsigned lo, unsigned hi) SC_HIDDEN;
 void sc_release_fd(int fd, int *err) SC_HIDDEN;
 void sc_after_open(int fd) SC_HIDDEN;
-void sc_opened_here(int fd, uint32_t forks_before) SC_HIDDEN;
-/* Another process may come to share the open file descriptions this one
- * has (it forks, spawns, sends descriptors). */
-static inline void sc_may_share(void) { atomic_fetch_add(&sc_g.forks, 1); }
 void sc_unbind(int fd) SC_HIDDEN;
 void sc_flush_path_result(uint64_t dev, uint64_t ino, int *again) SC_HIDDEN;
+int sc_is_mapped(uint64_t dev, uint64_t ino) SC_HIDDEN;
 void sc_note_mapped(uint64_t dev, uint64_t ino) SC_HIDDEN;
+
+/* coalesce.c */
+extern int sc_no_kcmp SC_HIDDEN; /* kcmp refused (ENOSYS, EPERM) or SYSCLUSTER_TEST_NO_KCMP */
+void sc_classify(int fd, struct sc_fdent *e) SC_HIDDEN;
+struct sc_slot *sc_bind_slot(int fd, struct sc_fdent *e) SC_HIDDEN;
+void sc_wake_guardian(void) SC_HIDDEN;
 long sc_write_iov(int fd, const struct iovec *iov, int iovcnt, size_t total, size_t threshold) SC_HIDDEN;
+#define SC_DIRECT (-1000000L)
+
+/* offsets.c */
 int sc_seek_pending(int fd, int64_t off, int whence) SC_HIDDEN;
 int sc_read_pending(int fd, void *buf, size_t n, long *ret) SC_HIDDEN;
-void sc_give_up(const char *why) SC_HIDDEN;
-void sc_report(const char *kind, const char *fmt, ...) SC_HIDDEN __attribute__((format(printf, 2, 3)));
+
+/* exec: scan.c (sc_check_exec_target), wrap_proc.c */
 void sc_check_exec_target(const char *path, int use_path) SC_HIDDEN;
 void sc_exec_prepare(int *saved_mode) SC_HIDDEN;
 void sc_exec_failed(int saved_mode) SC_HIDDEN;
-void sc_process_end(void) SC_HIDDEN;
-#define SC_DIRECT (-1000000L)
 
 /* plan.c */
 int sc_plan_parse(const char *text) SC_HIDDEN;

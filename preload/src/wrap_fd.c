@@ -1,5 +1,5 @@
 /* Wrappers of the calls that take an fd.  A short write to a regular file
- * may be deferred (core.c); every other call on an fd first writes out the
+ * may be deferred (coalesce.c); every other call on an fd first writes out the
  * pending bytes of the same file, and a call that sends data out of the
  * process first writes out everything pending.  When nothing is pending
  * each wrapper costs one load and a jump. */

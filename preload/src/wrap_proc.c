@@ -118,7 +118,7 @@ SC_EXPORT int madvise(void *addr, size_t len, int advice)
     return r;
 }
 
-/* glibc's fork() runs our pthread_atfork handlers (core.c); _Fork does not. */
+/* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
 {
     if (!sc_live())

@@ -431,7 +431,7 @@ static void shared_futex_publishes(void)
 }
 
 /* Each short write observed at once (lseek(SEEK_CUR) after each): the
- * runtime must stop deferring there (see core.c, futile), or it pays a
+ * runtime must stop deferring there (see flush.c, "Futile buffers"), or it pays a
  * flush for every write it saved.  The caller compares the file and the
  * runtime's counts. */
 static int observed(long n)

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Execution test of the compiler plugin (issue 12): the copy program of seed
+# Execution test of the compiler plugin (issue 12). Last, check_region
+# (below) does the same for straight-line regions (region_report.c).
+# The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
 # read's result, errno, both offsets and the buffer printed) built by
 # clang-19 alone and by `syscluster cc` with a plan recorded from a real run
@@ -139,6 +141,49 @@ for size in 0 1 4095 4096 4097 81920 947200 2390753; do
 done
 check "$ROOT/tests/corpus/copy.c"
 check "$ROOT/tests/plugin/copy_report.c" --assume-gain
+
+# Straight-line regions (fig. 6/7, §3.3.2): region_report.c's loop body is
+# lseek -> read -> write -> write, every call checked by err(3). Its plan
+# makes two clusters: the two writes (one descriptor: writev fuses them) and
+# lseek -> read. With the lit calibration the writes gain from 500 runs of
+# the region (the profile's 1000 pay) and lseek -> read does not (seek_pread
+# pays from 16 calls): one region replaced, the other left with a NoGain
+# remark; with --assume-gain both. The two builds are named alike (err(3)
+# prints the program's name) and compared by verify, also with faults
+# injected into the K-th call as the source issues it: a failed call must
+# cancel the rest of its multi-call and run the program's own handler.
+check_region() {
+  local src=$ROOT/tests/plugin/region_report.c v
+  mkdir -p "$T/region" && cd "$T/region"
+  mkdir -p plain sc assume empty
+  head -c 8000 /dev/urandom > in
+  "$CLANG" -O2 -g "$src" -o plain/region_report
+  "$BIN" record -q -o rec.json -- plain/region_report in out 1000 > /dev/null
+  "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
+  "$BIN" cc --plan plan.json --remarks remarks -O2 -g "$src" -o sc/region_report
+  "$BIN" cc --plan plan.json --remarks remarks-assume --assume-gain -O2 -g "$src" -o assume/region_report
+  grep -q 'became one multi-call of 2 calls.*checked, its error handler kept' remarks/*.opt.yaml ||
+    fail "region: the writes were not replaced: $(grep -h -A3 'Name:.*Clustered\|NoGain\|NotReplaced' remarks/*.opt.yaml)"
+  grep -q 'Name:.*NoGain' remarks/*.opt.yaml || fail "region: no NoGain remark for lseek -> read"
+  [ "$(grep -c 'Name:.*Clustered' remarks-assume/*.opt.yaml)" -eq 2 ] ||
+    fail "region: --assume-gain did not replace both regions"
+  grep -q __syscluster_run <(nm sc/region_report) || fail "region: sc/region_report does not call __syscluster_run"
+  for v in sc assume; do
+    verify "region-$v" -- "$PWD/plain/region_report" "$PWD/in" out 1000 ::: "$PWD/$v/region_report" "$PWD/in" out 1000
+    # Faults early (the sc build's first 500 runs are its calls as written;
+    # the assume build is in the multi-call from the first) and late.
+    for fault in write:ENOSPC@3 write:EIO@4 read:EIO@6 lseek:ESPIPE@5 lseek:EBADF@1 write:EINTR@9 write:short@4 \
+                 read:short=50@7 write:EIO@1500 write:ENOSPC@1999 write:short@1501; do
+      verify "region-$v-$fault" --inject "$fault" -- "$PWD/plain/region_report" "$PWD/in" out 1000 ::: \
+        "$PWD/$v/region_report" "$PWD/in" out 1000
+    done
+  done
+  # A fault must have taken the handler (err's exit status), not ended the run.
+  grep -q '^  exit  *5  *5$' region-assume-write:ENOSPC@3.verify || fail "region: write:ENOSPC@3 did not exit 5 in both"
+  grep -q '^  exit  *3  *3$' region-assume-lseek:ESPIPE@5.verify || fail "region: lseek:ESPIPE@5 did not exit 3 in both"
+  cd "$T"
+}
+check_region
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"

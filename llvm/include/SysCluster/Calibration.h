@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace syscluster {
@@ -26,6 +27,12 @@ struct Calibration {
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
   double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
   double CrossingNs = 0;      // costs_ns.crossing
+  /// decisions.min_run: the fewest calls from which a fusion rule pays on
+  /// an unregistered descriptor of a class ("writev.file" -> 2).
+  std::map<std::string, unsigned> MinRun;
+  /// The fewest calls from which the fusion rule Rule ("writev") pays on
+  /// some descriptor class, with that class; 0 when no class is measured.
+  std::pair<unsigned, std::string> fewestCalls(llvm::StringRef Rule) const;
   /// What the fused loop saves per block of Bytes: the measured saving for
   /// mc-calibrate's 4096-byte blocks; for a smaller block, its two
   /// crossings and the share of the rest (moving the bytes twice through
