@@ -536,7 +536,7 @@ void sc_region_forked(void)
  * at once), so before the clone every anonymous private writable mapping
  * (the heap, the stacks, anonymous mmaps: where written memory is) is
  * marked MADV_DONTFORK, and MADV_DOFORK again after it -- except one the
- * program marked itself (its madvise calls are noted: sc_nocopy_note), and
+ * program marked itself (its madvise calls are noted: sc_madvise_fork), and
  * the one holding the calling thread's rseq area (the kernel writes it in
  * the new task until the guardian unregisters it).  Forks are held off
  * meanwhile: fork() and _Fork() take g_lock, which the caller holds;
@@ -561,27 +561,28 @@ static unsigned g_marked_n;
 static int g_marked_lost;
 static _Atomic int g_marked_lock;
 
-void sc_nocopy_note(uintptr_t lo, size_t len, int advice)
+long sc_madvise_fork(uintptr_t lo, size_t len, int advice)
 {
-    if (advice != MADV_DONTFORK && advice != MADV_DOFORK)
-        return;
     uintptr_t hi = lo + ((len + 4095) & ~(size_t)4095);
     sc_enter();
+    /* Held by a guardian's start from its marking to its unmarking. */
     sc_spin_lock(&g_marked_lock);
-    if (advice == MADV_DOFORK) {
+    long r = sc_sys3(SYS_madvise, (long)lo, (long)len, advice);
+    if (r == 0 && advice == MADV_DOFORK) {
         /* Only a range noted whole is dropped; a part of one stays (copied: safe). */
         for (unsigned i = 0; i < g_marked_n; i++)
             if (g_marked[i].lo >= lo && g_marked[i].hi <= hi)
                 g_marked[i--] = g_marked[--g_marked_n];
-    } else if (g_marked_n < G_MARKED_MAX) {
+    } else if (r == 0 && g_marked_n < G_MARKED_MAX) {
         g_marked[g_marked_n].lo = lo;
         g_marked[g_marked_n].hi = hi;
         g_marked_n++;
-    } else {
+    } else if (r == 0) {
         g_marked_lost = 1;
     }
     sc_spin_unlock(&g_marked_lock);
     sc_leave();
+    return r;
 }
 
 static int g_marked_by_program(uintptr_t lo, uintptr_t hi)
@@ -635,14 +636,14 @@ static void g_nocopy_line(const char *p, const char *end, uintptr_t sh_lo, uintp
     g_nocopy_n++;
 }
 
+/* Marks; g_marked_lock stays held until g_nocopy_undo, so that no
+ * madvise of the program's falls in between. */
 static void g_nocopy_mark(uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
 {
     g_nocopy_n = 0;
     sc_spin_lock(&g_marked_lock);
-    if (g_marked_lost) {
-        sc_spin_unlock(&g_marked_lock);
+    if (g_marked_lost)
         return;
-    }
     long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd >= 0) {
         char buf[4096];
@@ -667,7 +668,6 @@ static void g_nocopy_mark(uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
     for (unsigned i = 0; i < g_nocopy_n; i++)
         if (sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DONTFORK) != 0)
             g_nocopy[i].hi = g_nocopy[i].lo; /* not marked: nothing to undo */
-    sc_spin_unlock(&g_marked_lock);
 }
 
 static void g_nocopy_undo(void)
@@ -676,6 +676,7 @@ static void g_nocopy_undo(void)
         if (g_nocopy[i].hi > g_nocopy[i].lo)
             sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DOFORK);
     g_nocopy_n = 0;
+    sc_spin_unlock(&g_marked_lock);
 }
 
 int sc_guardian_start(void)
@@ -728,7 +729,8 @@ int sc_guardian_start(void)
                                        NULL, NULL, tp, NULL)
                       : -1;
     int err = keep_hi ? errno : ENOENT;
-    g_nocopy_undo();
+    if (keep_hi)
+        g_nocopy_undo();
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
     const char *why = NULL;
     if (pid > 0) {

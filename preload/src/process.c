@@ -140,10 +140,10 @@ __attribute__((constructor(101))) static void sc_init(void)
     if (planned)
         sc_plan_start();
     /* The guardian starts at the first deferral (coalesce.c): a program
-     * that defers nothing (most short ones) starts none, and its system calls on fds do not pay for a
-     * shared fd table.  Its clone leaves the program's memory out
-     * (guardian.c, g_nocopy_mark), so a large program pays no page-table
-     * copy for it. */
+     * that defers nothing (most short ones) starts none, and its system
+     * calls on fds do not pay for a shared fd table.  Its clone leaves the
+     * program's memory out (guardian.c, g_nocopy_mark), so a large program
+     * pays no page-table copy for it. */
 }
 
 __attribute__((destructor(101))) static void sc_fini(void)

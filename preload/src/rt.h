@@ -338,7 +338,8 @@ void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
-void sc_nocopy_note(uintptr_t lo, size_t len, int advice) SC_HIDDEN;
+/* madvise(MADV_DONTFORK or MADV_DOFORK) of the program's, noted: 0 or -errno. */
+long sc_madvise_fork(uintptr_t lo, size_t len, int advice) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
 

@@ -112,10 +112,14 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
  * leave as they are (guardian.c, g_nocopy_mark). */
 SC_EXPORT int madvise(void *addr, size_t len, int advice)
 {
-    int r = SC_REAL(madvise)(addr, len, advice);
-    if (r == 0 && sc_unlikely(advice == MADV_DONTFORK || advice == MADV_DOFORK))
-        sc_nocopy_note((uintptr_t)addr, len, advice);
-    return r;
+    if (sc_likely(advice != MADV_DONTFORK && advice != MADV_DOFORK))
+        return SC_REAL(madvise)(addr, len, advice);
+    long r = sc_madvise_fork((uintptr_t)addr, len, advice);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return 0;
 }
 
 /* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
@@ -424,14 +428,16 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
+    if (n == SYS_madvise && (c == MADV_DONTFORK || c == MADV_DOFORK)) {
+        r = sc_madvise_fork((uintptr_t)a, (size_t)b, (int)c);
+        if (r < 0) {
+            errno = (int)-r;
+            return -1;
+        }
+        return 0;
+    }
     /* Harmless numbers (data/syscall_properties.tsv): another process cannot
      * observe them; a shared futex wake (wrap_sync.c's messages) is not one. */
-    if (n == SYS_madvise && (c == MADV_DONTFORK || c == MADV_DOFORK)) {
-        r = SC_REAL(syscall)(n, a, b, c, d, e, f);
-        if (r == 0)
-            sc_nocopy_note((uintptr_t)a, (size_t)b, (int)c);
-        return r;
-    }
     if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))
         return SC_REAL(syscall)(n, a, b, c, d, e, f);
     if (n == SYS_prctl && a == PR_SET_TSC)
