@@ -37,6 +37,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,23 @@ extern char **environ;
 static char **g_argv;
 static char exe_dir[PATH_MAX];
 
+/* One line on stderr, in one write (lines of processes sharing stderr
+ * stay whole). */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 1) {
+        n = (int)sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    if (n > 0)
+        sc_sys3(SYS_write, 2, (long)line, n);
+}
+
 /* The full CLI, same arguments: it parses (or refuses) them as always. */
 static _Noreturn void full_cli(void)
 {
@@ -71,12 +89,12 @@ static _Noreturn void full_cli(void)
     snprintf(installed, sizeof installed, "%s/../lib/syscluster/" FULL_CLI, exe_dir);
     const char *path = access(here, F_OK) != 0 && access(installed, F_OK) == 0 ? installed : here;
     if (!exe_dir[0]) {
-        fprintf(stderr, "syscluster: cannot tell where this program is (/proc/self/exe), so not where " FULL_CLI " is\n");
+        say("syscluster: cannot tell where this program is (/proc/self/exe), so not where " FULL_CLI " is\n");
         exit(127);
     }
     execv(path, g_argv);
     int e = errno;
-    fprintf(stderr, "syscluster: cannot start %s: %s (os error %d) (it is installed beside syscluster or in ../lib/syscluster)\n",
+    say("syscluster: cannot start %s: %s (os error %d) (it is installed beside syscluster or in ../lib/syscluster)\n",
             path, strerror(e), e);
     exit(127);
 }
@@ -291,7 +309,7 @@ static void show(char *msg, size_t n, int verbose)
         return;
     if (!strcmp(f[1], "stats")) {
         if (verbose)
-            fprintf(stderr, "syscluster run: %s[%s]: %s\n", f[3], f[2], f[4]);
+            say("syscluster run: %s[%s]: %s\n", f[3], f[2], f[4]);
         return;
     }
     uint64_t h = fnv(f[4], strlen(f[4]), fnv(f[1], strlen(f[1]) + 1, 0xcbf29ce484222325ULL));
@@ -301,9 +319,9 @@ static void show(char *msg, size_t n, int verbose)
     if (n_seen < sizeof seen / sizeof seen[0])
         seen[n_seen++] = h;
     if (verbose)
-        fprintf(stderr, "syscluster run: %s[%s]: %s\n", f[3], f[2], f[4]);
+        say("syscluster run: %s[%s]: %s\n", f[3], f[2], f[4]);
     else
-        fprintf(stderr, "syscluster run: %s\n", f[4]);
+        say("syscluster run: %s\n", f[4]);
 }
 
 static void drain(int sock, int verbose)
@@ -419,7 +437,7 @@ int main(int argc, char **argv)
         setenv_in(env, &env_n, "SYSCLUSTER_VERBOSE=1");
     env[env_n] = NULL;
     if (r.verbose)
-        fprintf(stderr,
+        say(
                 "syscluster run: coalescing writes shorter than %llu bytes to regular files, time bound %llu ms, with %s\n",
                 r.coalesce, r.flush, lib);
 
@@ -454,7 +472,7 @@ int main(int argc, char **argv)
             if (w == pid)
                 break;
             if (w < 0 && errno != EINTR) {
-                fprintf(stderr, "syscluster run: waitpid: %s (os error %d)\n", strerror(errno), errno);
+                say("syscluster run: waitpid: %s (os error %d)\n", strerror(errno), errno);
                 return 125;
             }
         }
@@ -465,6 +483,5 @@ int main(int argc, char **argv)
     forward_signals(0);
     wait_for_guardians();
     drain(sock, r.verbose);
-    fflush(stderr);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
