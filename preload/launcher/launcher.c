@@ -340,28 +340,32 @@ static int has_children(void)
     return waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0;
 }
 
+/* The start of a small file of /proc, NUL-terminated; 0 if it cannot be read. */
+static int read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long n = read(fd, buf, cap - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return 1;
+}
+
 /* Waits for our children that are guardians (of programs that died). */
 static void wait_for_guardians(void)
 {
     for (int round = 0; round < 64 && has_children(); round++) {
         char path[64], buf[4096];
         snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (!read_proc(path, buf, sizeof buf))
             return;
-        long n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        buf[n > 0 ? n : 0] = 0;
         int found = 0;
         for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n")) {
-            char comm[32] = "";
+            char comm[32];
             snprintf(path, sizeof path, "/proc/%s/comm", t);
-            int c = open(path, O_RDONLY | O_CLOEXEC);
-            if (c < 0)
+            if (!read_proc(path, comm, sizeof comm))
                 continue;
-            long m = read(c, comm, sizeof comm - 1);
-            close(c);
-            comm[m > 0 ? m : 0] = 0;
             comm[strcspn(comm, "\n")] = 0;
             if (!strcmp(comm, GUARDIAN_COMM)) {
                 int st;
