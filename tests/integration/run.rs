@@ -283,3 +283,37 @@ fn the_launcher_reads_run_flags_as_clap_does() {
         same(&args, false);
     }
 }
+
+/// Killed from outside mid-run under the launcher: every record the
+/// program saw acknowledged is on disk when `syscluster run` returns (the
+/// launcher waits for the guardian handed over to it, as the supervisor
+/// does; crates/supervisor/tests/run.rs checks the supervisor alone).  The
+/// guardian's writing takes tens of microseconds: a launcher that did not
+/// wait would still pass most rounds, so this catches lost records, not
+/// reliably a missing wait.
+#[test]
+fn the_launcher_waits_for_the_guardian_of_a_killed_program() {
+    let st = run(std::process::Command::new("make")
+        .args(["-s", "-C"])
+        .arg(root().join("preload"))
+        .arg("build/test/ackwriter"));
+    assert!(st.status.success(), "building preload's ackwriter: {}", stderr(&st));
+    let ack = root().join("preload/build/test/ackwriter");
+    for mode in ["", "append"] {
+        for round in 0..3 {
+            let t = tmp();
+            let (out, a) = (t.path().join("out"), t.path().join("ack"));
+            let script = format!(
+                "{} {} {} {mode} & p=$!; sleep 0.{}; kill -KILL $p; wait $p",
+                ack.display(),
+                out.display(),
+                a.display(),
+                round * 3 + 1
+            );
+            let o = run(syscluster().args(["run", "--", "sh", "-c", &script]));
+            assert!(o.status.code().is_some(), "sh itself died: {}", stderr(&o));
+            let check = run(std::process::Command::new(&ack).arg("--check").arg(&out).arg(&a));
+            assert!(check.status.success(), "SIGKILL {mode} round {round}: {}", stderr(&check));
+        }
+    }
+}
