@@ -94,8 +94,8 @@ static _Noreturn void full_cli(void)
     }
     execv(path, g_argv);
     int e = errno;
-    say("syscluster: cannot start %s: %s (os error %d) (it is installed beside syscluster or in ../lib/syscluster)\n",
-            path, strerror(e), e);
+    say("syscluster: cannot start %s: %s (os error %d) (it is installed beside syscluster or in ../lib/syscluster)\n", path,
+        strerror(e), e);
     exit(127);
 }
 
@@ -441,9 +441,8 @@ int main(int argc, char **argv)
         setenv_in(env, &env_n, "SYSCLUSTER_VERBOSE=1");
     env[env_n] = NULL;
     if (r.verbose)
-        say(
-                "syscluster run: coalescing writes shorter than %llu bytes to regular files, time bound %llu ms, with %s\n",
-                r.coalesce, r.flush, lib);
+        say("syscluster run: coalescing writes shorter than %llu bytes to regular files, time bound %llu ms, with %s\n",
+            r.coalesce, r.flush, lib);
 
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     /* The file found on PATH; argv[0] as the user typed it. */
