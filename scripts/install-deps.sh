@@ -11,8 +11,9 @@ set -euo pipefail
 
 # Build: clang compiles the BPF programs, libelf and zlib are needed by the
 # vendored libbpf, liburing by libmulticall; LLVM 19 (headers, llvm-config-19)
-# and clang-19 build and run the compiler plugin (llvm/, `syscluster cc`).
-BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev clang-19)
+# and clang-19 build and run the compiler plugin (llvm/, `syscluster cc`);
+# musl-tools (musl-gcc) links the `syscluster` launcher (preload/launcher).
+BUILD=(gcc make pkg-config clang libelf-dev zlib1g-dev liburing-dev llvm-19-dev clang-19 musl-tools)
 # Tests: real programs to trace and compare with; libc's debug info (the
 # symbolizer's separate-debug-file test); Go for the corpus's Go program
 # (code locations past a language runtime).

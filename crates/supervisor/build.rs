@@ -16,6 +16,8 @@ fn main() {
         .arg("-s")
         .arg("-C")
         .arg(&src)
+        // The library only: the launcher is the root package's (build.rs).
+        .arg("build/libsyscluster-preload.so")
         .env_remove("MAKEFLAGS")
         .status()
         .expect("cannot run make to build preload/ (the LD_PRELOAD library): is make installed?");

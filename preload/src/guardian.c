@@ -1,8 +1,9 @@
 /* The guardian: a process that shares the program's fd table (CLONE_FILES)
  * and one MAP_SHARED region with it -- the slot headers, the buffers and a
  * few control words (struct sc_shared) -- and nothing else: it has its own
- * copy of the address space, from which it unmaps all but this library and
- * the region.  It does two jobs:
+ * copy of the address space (without the program's anonymous memory:
+ * g_nocopy_mark), from which it unmaps all but this library and the
+ * region.  It starts at the process's first deferral.  It does two jobs:
  *
  *  - the time bound: it writes out each buffer before its first
  *    acknowledged byte is one flush interval old, even while the program is
@@ -497,9 +498,8 @@ static struct sc_shared *region_new(void)
     return sh;
 }
 
-/* The region, made when the guardian starts: with the library in a
- * coalescing process, else at the first deferral (a process applying only
- * a plan that never defers maps nothing).  0 or -1. */
+/* The region, made when the guardian starts, at the first deferral (a
+ * process that never defers maps nothing).  0 or -1. */
 int sc_region_create(void)
 {
     if (__atomic_load_n(&G.sh, __ATOMIC_ACQUIRE))
@@ -540,6 +540,158 @@ void sc_region_forked(void)
         G.sh = sh;
     }
     sc_sys2(SYS_munmap, (long)old, (long)old_len);
+}
+
+/* The program's memory the guardian's clone leaves out.  A clone without
+ * CLONE_VM copies the page tables of every private page the program has
+ * written and write-protects them all: with 500 MiB touched the clone took
+ * 80-150 ms and writing the memory again 270-480 ms of faults
+ * (docs/BENCHMARKS.md, "Runtime time bound and guardian start").  The
+ * guardian needs none of it (it unmaps all but this library and the region
+ * at once), so before the clone every anonymous private writable mapping
+ * (the heap, the stacks, anonymous mmaps: where written memory is) is
+ * marked MADV_DONTFORK, and MADV_DOFORK again after it -- except one the
+ * program marked itself (its madvise calls are noted: sc_madvise_fork), and
+ * the one holding the calling thread's rseq area (the kernel writes it in
+ * the new task until the guardian unregisters it).  Forks are held off
+ * meanwhile: fork() and _Fork() take g_lock, which the caller holds;
+ * posix_spawn, vfork and system() share the address space (CLONE_VM) and
+ * copy nothing.  The mappings come from /proc/self/maps (~30 us; smaps,
+ * which says which are marked, walks every page: 85-240 ms with 500 MiB);
+ * if it cannot be read, the clone copies everything, as before. */
+#define G_NOCOPY_MAX 256
+static struct {
+    uintptr_t lo, hi;
+} g_nocopy[G_NOCOPY_MAX];
+static unsigned g_nocopy_n;
+
+/* The ranges the program marked MADV_DONTFORK (as it asked: a later munmap
+ * or mmap over them leaves them here, which only means that memory is
+ * copied).  Past G_MARKED_MAX of them, nothing is left out any more. */
+#define G_MARKED_MAX 64
+static struct {
+    uintptr_t lo, hi;
+} g_marked[G_MARKED_MAX];
+static unsigned g_marked_n;
+static int g_marked_lost;
+static _Atomic int g_marked_lock;
+
+long sc_madvise_fork(uintptr_t lo, size_t len, int advice)
+{
+    uintptr_t hi = lo + ((len + 4095) & ~(size_t)4095);
+    sc_enter();
+    /* Held by a guardian's start from its marking to its unmarking. */
+    sc_spin_lock(&g_marked_lock);
+    long r = sc_sys3(SYS_madvise, (long)lo, (long)len, advice);
+    if (r == 0 && advice == MADV_DOFORK) {
+        /* Only a range noted whole is dropped; a part of one stays (copied: safe). */
+        for (unsigned i = 0; i < g_marked_n; i++)
+            if (g_marked[i].lo >= lo && g_marked[i].hi <= hi)
+                g_marked[i--] = g_marked[--g_marked_n];
+    } else if (r == 0 && g_marked_n < G_MARKED_MAX) {
+        g_marked[g_marked_n].lo = lo;
+        g_marked[g_marked_n].hi = hi;
+        g_marked_n++;
+    } else if (r == 0) {
+        g_marked_lost = 1;
+    }
+    sc_spin_unlock(&g_marked_lock);
+    sc_leave();
+    return r;
+}
+
+static int g_marked_by_program(uintptr_t lo, uintptr_t hi)
+{
+    for (unsigned i = 0; i < g_marked_n; i++)
+        if (g_marked[i].lo < hi && g_marked[i].hi > lo)
+            return 1;
+    return 0;
+}
+
+static uintptr_t g_hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else
+            return v;
+    }
+}
+
+/* A line of /proc/self/maps: "start-end perms offset dev inode [path]". */
+static void g_nocopy_line(const char *p, const char *end, uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
+{
+    uintptr_t lo = g_hex(&p);
+    if (p >= end || *p != '-')
+        return;
+    p++;
+    uintptr_t hi = g_hex(&p);
+    if (end - p < 5 || p[1] != 'r' || p[2] != 'w' || p[4] != 'p')
+        return; /* private writable only */
+    int field = 0;
+    for (; p < end && field < 5; field++) { /* past perms, offset, dev, inode */
+        while (p < end && *p == ' ')
+            p++;
+        if (field < 4)
+            while (p < end && *p != ' ')
+                p++;
+    }
+    /* Anonymous: no path, the heap, a stack, a named anonymous mapping. */
+    int anon = p == end || (end - p == 6 && !memcmp(p, "[heap]", 6)) || (end - p >= 6 && !memcmp(p, "[stack", 6)) ||
+               (end - p >= 6 && !memcmp(p, "[anon:", 6));
+    if (!anon || (hi > keep_lo && lo < keep_hi) || (hi > sh_lo && lo < sh_hi) || (tp >= lo && tp < hi) ||
+        g_marked_by_program(lo, hi) || g_nocopy_n >= G_NOCOPY_MAX)
+        return;
+    g_nocopy[g_nocopy_n].lo = lo;
+    g_nocopy[g_nocopy_n].hi = hi;
+    g_nocopy_n++;
+}
+
+/* Marks; g_marked_lock stays held until g_nocopy_undo, so that no
+ * madvise of the program's falls in between. */
+static void g_nocopy_mark(uintptr_t sh_lo, uintptr_t sh_hi, uintptr_t tp)
+{
+    g_nocopy_n = 0;
+    sc_spin_lock(&g_marked_lock);
+    if (g_marked_lost)
+        return;
+    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        char buf[4096];
+        size_t have = 0;
+        for (;;) {
+            long n = have < sizeof buf ? sc_sys3(SYS_read, fd, (long)(buf + have), (long)(sizeof buf - have)) : 0;
+            if (n > 0)
+                have += (size_t)n;
+            char *nl;
+            while ((nl = memchr(buf, '\n', have)) != NULL) {
+                g_nocopy_line(buf, nl, sh_lo, sh_hi, tp);
+                size_t used = (size_t)(nl + 1 - buf);
+                memmove(buf, nl + 1, have - used);
+                have -= used;
+            }
+            if (n <= 0)
+                break; /* the end, an error, or a line longer than the buffer: the rest is copied */
+        }
+        sc_sys1(SYS_close, fd);
+    }
+    /* Marked after the reading: marking merges and splits mappings. */
+    for (unsigned i = 0; i < g_nocopy_n; i++)
+        if (sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DONTFORK) != 0)
+            g_nocopy[i].hi = g_nocopy[i].lo; /* not marked: nothing to undo */
+}
+
+static void g_nocopy_undo(void)
+{
+    for (unsigned i = 0; i < g_nocopy_n; i++)
+        if (g_nocopy[i].hi > g_nocopy[i].lo)
+            sc_sys3(SYS_madvise, (long)g_nocopy[i].lo, (long)(g_nocopy[i].hi - g_nocopy[i].lo), MADV_DOFORK);
+    g_nocopy_n = 0;
+    sc_spin_unlock(&g_marked_lock);
 }
 
 int sc_guardian_start(void)
@@ -586,10 +738,14 @@ int sc_guardian_start(void)
      * any open file. */
     uint64_t all = ~0ULL, old;
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
+    if (keep_hi)
+        g_nocopy_mark((uintptr_t)sh, (uintptr_t)sh + G.sh_len, (uintptr_t)g_rseq_addr);
     int pid = keep_hi ? SC_REAL(clone)(guardian_main, g_stack + G_STACK - 64, CLONE_FILES | CLONE_SETTLS | CLONE_UNTRACED,
                                        NULL, NULL, tp, NULL)
                       : -1;
     int err = keep_hi ? errno : ENOENT;
+    if (keep_hi)
+        g_nocopy_undo();
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
     const char *why = NULL;
     if (pid > 0) {

@@ -147,15 +147,11 @@ __attribute__((constructor(101))) static void sc_init(void)
     sc_signals_init();
     if (planned)
         sc_plan_start();
-    /* Coalescing: the guardian now, while the address space is small.
-     * Started at the first deferral instead, its clone copies the page
-     * tables of all the program's memory and leaves every page of it
-     * write-protected: 100 ms and more for a program with 500 MB touched,
-     * and a fault on every page it writes afterwards (docs/BENCHMARKS.md,
-     * "Runtime time bound and guardian start").  A fork child, which
-     * shares no guardian, still starts its own at its first deferral. */
-    if (G.threshold)
-        sc_guardian_start();
+    /* The guardian starts at the first deferral (coalesce.c): a program
+     * that defers nothing (most short ones) starts none, and its system
+     * calls on fds do not pay for a shared fd table.  Its clone leaves the
+     * program's memory out (guardian.c, g_nocopy_mark), so a large program
+     * pays no page-table copy for it. */
 }
 
 __attribute__((destructor(101))) static void sc_fini(void)

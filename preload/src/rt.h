@@ -362,6 +362,8 @@ void sc_guardian_stop(void) SC_HIDDEN;
 void sc_guardian_forget(void) SC_HIDDEN;
 int sc_guardian_lost(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
+/* madvise(MADV_DONTFORK or MADV_DOFORK) of the program's, noted: 0 or -errno. */
+long sc_madvise_fork(uintptr_t lo, size_t len, int advice) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
 
@@ -371,7 +373,6 @@ void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
-int sc_elf_static_or_setuid(const char *path, char *why, size_t len) SC_HIDDEN;
 
 /* x86len.c */
 long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;

@@ -4,6 +4,7 @@
  * them, so a child, a new program image or a parent reaping us sees every
  * byte the program wrote before. */
 #include "rt.h"
+#include <sys/mman.h>
 #include "sys.h"
 #include "syscall_lists.h" /* data/gen/, from data/syscall_properties.tsv */
 
@@ -107,6 +108,20 @@ SC_EXPORT int execle(const char *p, const char *arg, ...)
 
 /* ---- fork, vfork, spawn, clone ------------------------------------------ */
 
+/* The program's own MADV_DONTFORK marks, which the guardian's start must
+ * leave as they are (guardian.c, g_nocopy_mark). */
+SC_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+    if (sc_likely(advice != MADV_DONTFORK && advice != MADV_DOFORK))
+        return SC_REAL(madvise)(addr, len, advice);
+    long r = sc_madvise_fork((uintptr_t)addr, len, advice);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return 0;
+}
+
 /* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
 SC_EXPORT pid_t _Fork(void)
 {
@@ -114,13 +129,21 @@ SC_EXPORT pid_t _Fork(void)
         return SC_REAL(_Fork)();
     sc_publish();
     sc_may_share();
+    /* As fork()'s atfork handlers do: not while a guardian's clone has the
+     * program's memory marked not to be copied (guardian.c). */
+    sc_enter();
+    sc_spin_lock(&G.g_lock);
     pid_t r = SC_REAL(_Fork)();
     if (r == 0) {
+        atomic_store(&G.g_lock, 0);
         G.pid = (int)sc_getpid();
         sc_guardian_forget(); /* a region of our own first: see atfork_child (process.c) */
         sc_forget_held();
         sc_plan_forked();
+    } else {
+        sc_spin_unlock(&G.g_lock);
     }
+    sc_leave();
     return r;
 }
 
@@ -405,6 +428,14 @@ SC_EXPORT long syscall(long n, ...)
     if (sc_planned(SC_PK_CLOCK | SC_PK_PID | SC_PK_TID) &&
         sc_plan_syscall(__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0) + 16, n, a, b, &r))
         return r;
+    if (n == SYS_madvise && (c == MADV_DONTFORK || c == MADV_DOFORK)) {
+        r = sc_madvise_fork((uintptr_t)a, (size_t)b, (int)c);
+        if (r < 0) {
+            errno = (int)-r;
+            return -1;
+        }
+        return 0;
+    }
     /* Harmless numbers (data/syscall_properties.tsv): another process cannot
      * observe them; a shared futex wake (wrap_sync.c's messages) is not one. */
     if (!sc_live() || scl_harmless(n, (const long[6]){a, b, c, d, e, f}))

@@ -249,6 +249,13 @@ kill -KILL "$p"; wait "$p" 2>/dev/null
 if [ -n "$g" ] && [ "${a2:-0}" -gt "${a1:-0}" ] && check_ack >/dev/null; then ok "a stopped guardian: the program goes on ($a1 -> $a2 records), and a later SIGKILL loses nothing"
 else bad "stopped guardian: guardian '$g', records $a1 -> $a2"; check_ack; fi
 
+# -- the guardian starts at the first deferral (issue 10, item 7) ------------
+# None in a program that defers nothing; at the first deferral of a program
+# with 64 MiB written, a clone that leaves that memory out (no fault when it
+# is written again), the program's own MADV_DONTFORK marks kept.
+if out=$(rt "$T/lazyguard" "$W/lazy" 64 2>&1); then ok "lazy guardian: $(echo "$out" | sed 's/^ok //' | paste -sd ';')"
+else bad "lazy guardian"; echo "$out"; fi
+
 # -- the guardian holds nothing the program gave up (issue 9, item 1) ---------
 # escape.c chroots, drops every capability, enters SECCOMP_MODE_STRICT, then
 # by memory writes alone redirects the guardian's return addresses to code

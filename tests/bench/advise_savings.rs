@@ -108,7 +108,7 @@ fn estimated_savings_are_within_a_factor_of_2_of_measured_ones() {
             what: "write8 → the same binary under `syscluster run --coalesce-writes`, 100,000 writes of 8 B",
             before: vec![c("write8"), s(&out), n.clone()],
             after: vec![
-                s(std::path::Path::new(env!("CARGO_BIN_EXE_syscluster"))),
+                s(&std::path::Path::new(env!("CARGO_BIN_EXE_syscluster-cli")).with_file_name("syscluster")),
                 "run".into(),
                 "--coalesce-writes".into(),
                 "--".into(),

@@ -53,7 +53,7 @@ fn os(v: &[&str]) -> Vec<OsString> {
 
 /// `syscluster run OPTS -- ARGV` as a command line for `stat`.
 fn under(opts: &[&str], argv: &[&str]) -> Vec<OsString> {
-    let mut v = vec![OsString::from(env!("CARGO_BIN_EXE_syscluster")), "run".into()];
+    let mut v = vec![OsString::from(crate::util::syscluster_path()), "run".into()];
     v.extend(os(opts));
     v.push("--".into());
     v.extend(os(argv));

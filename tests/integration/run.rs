@@ -132,15 +132,15 @@ fn programs_start_with_the_signal_dispositions_of_the_shell() {
     }
 }
 
-/// `syscluster run` is answered by the small `syscluster` binary itself
-/// for its plainest command lines (crates/cli/src/fast.rs) and by the full
+/// `syscluster run` is answered by the launcher, `syscluster`, itself for
+/// its plainest command lines (preload/launcher/launcher.c) and by the full
 /// CLI, `syscluster-cli`, for every other: the same command lines through
 /// both give the same exit status, stdout and stderr — exit codes, death
 /// by a signal, the report line of a program that cannot be interposed, a
 /// missing command — and every other command line reaches the full CLI.
 #[test]
 fn the_small_binary_runs_programs_as_the_full_cli_does() {
-    let full = std::path::Path::new(env!("CARGO_BIN_EXE_syscluster")).with_file_name("syscluster-cli");
+    let full = syscluster_path().with_file_name("syscluster-cli");
     assert!(full.exists(), "syscluster-cli is built next to syscluster");
     let d = tmp();
     let out = d.path().join("out");
@@ -222,4 +222,127 @@ fn run_verbose_says_why_nothing_was_deferred() {
     let o = run(syscluster().args(["run", "-v", "--coalesce-writes", "--", "true"]));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("]: nothing deferred: no write or writev went through libc"), "{}", stderr(&o));
+}
+
+/// The launcher reads the command lines it takes itself exactly as clap
+/// reads them — the flags (the settings the program gets in its
+/// environment), where the command starts, its arguments — and leaves
+/// every other to the full CLI, whose answer it gives.  A copy of the
+/// launcher alone in a directory (no `syscluster-cli` to hand over to)
+/// tells which it took: those it takes still run, the others fail to start
+/// the full CLI.
+#[test]
+fn the_launcher_reads_run_flags_as_clap_does() {
+    let full = syscluster_path().with_file_name("syscluster-cli");
+    let d = tmp();
+    let lone = d.path().join("syscluster");
+    std::fs::copy(syscluster_path(), &lone).unwrap();
+    // The program: its name, its arguments, and the settings it was given.
+    let show = "printf '%s|' \"$0\" \"$@\"; echo; env | grep '^SYSCLUSTER_' | grep -v '^SYSCLUSTER_REPORT=' | sort";
+    let with_shell = |v: &[&str], at: usize| -> Vec<String> {
+        let mut out: Vec<String> = v[..at].iter().map(|s| s.to_string()).collect();
+        out.extend(["sh".to_string(), "-c".to_string(), show.to_string()]);
+        out.extend(v[at..].iter().map(|s| s.to_string()));
+        out
+    };
+    let same = |args: &[String], lone_too: bool| {
+        // With -v each process of the pipeline reports as it ends: in any order.
+        let norm = |o: &std::process::Output| {
+            let mut err: Vec<String> = stderr(o).lines().map(str::to_string).collect();
+            err.sort();
+            let text = format!("{}\n--\n{}", String::from_utf8_lossy(&o.stdout), err.join("\n"));
+            text.replace("syscluster-cli", "syscluster")
+                .split(|c: char| c.is_ascii_digit())
+                .collect::<Vec<_>>()
+                .join("N")
+        };
+        let a = run(syscluster().args(args));
+        let b = run(std::process::Command::new(&full).env_remove("LD_LIBRARY_PATH").args(args));
+        assert_eq!(a.status.code(), b.status.code(), "{args:?}: {}", stderr(&a));
+        assert_eq!(norm(&a), norm(&b), "{args:?}");
+        let c = run(std::process::Command::new(&lone).env_remove("LD_LIBRARY_PATH").args(args));
+        if lone_too {
+            assert_eq!((c.status.code(), norm(&c)), (a.status.code(), norm(&a)), "{args:?}: not taken by the launcher");
+        } else {
+            assert_eq!(c.status.code(), Some(127), "{args:?} taken by the launcher: {}", stderr(&c));
+            assert!(stderr(&c).contains("cannot start"), "{args:?}: {}", stderr(&c));
+        }
+    };
+    // (the command line, where its command starts)
+    for (v, at) in [
+        (&["run", "--", "true"][..], 2),
+        (&["run", "true", "-v", "--", "x"], 1),
+        (&["run", "-v", "--", "dd", "bs=8"], 3),
+        (&["run", "--verbose", "cat", "-"], 2),
+        (&["run", "--coalesce-writes", "--", "true"], 3),
+        (&["run", "--coalesce-writes=100", "-v", "--", "true"], 4),
+        (&["run", "--coalesce-writes=7", "true"], 2),
+        (&["run", "--flush-interval", "7", "--", "true"], 4),
+        (&["run", "--flush-interval=0007", "-v", "true", "--x"], 3),
+        (&["run", "--flush-interval=60000", "--coalesce-writes=00012", "--", "a", "-v"], 4),
+    ] {
+        same(&with_shell(v, at), true);
+    }
+    for v in [
+        &["run", "--coalesce-writes=0", "true"][..],
+        &["run"],
+        &["run", "--"],
+        &["run", "--plan", "p.json", "--", "true"],
+        &["run", "--help"],
+        &["run", "-h", "true"],
+        &["run", "-v", "-v", "true"],
+        &["run", "-vv", "true"],
+        &["run", "--mdoe", "true"],
+        &["run", "--coalesce-writes", "100", "true"],
+        &["run", "--coalesce-writes", "true"],
+        &["run", "--coalesce-writes=+5", "true"],
+        &["run", "--coalesce-writes=", "true"],
+        &["run", "--coalesce-writes=99999999999999999999999", "true"],
+        &["run", "--flush-interval", "-v", "true"],
+        &["run", "--flush-interval=0", "true"],
+        &["run", "--flush-interval=60001", "true"],
+        &["run", "--flush-interval=99999999999", "true"],
+        &["run", "--flush-interval=1", "--flush-interval=2", "true"],
+        &["run", "--", "--", "-v"],
+        &["run", "--", "/no/such/command"],
+        &["--version"],
+        &["record", "--mdoe", "events", "--", "true"],
+    ] {
+        let args: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        same(&args, false);
+    }
+}
+
+/// Killed from outside mid-run under the launcher: every record the
+/// program saw acknowledged is on disk when `syscluster run` returns (the
+/// launcher waits for the guardian handed over to it, as the supervisor
+/// does; crates/supervisor/tests/run.rs checks the supervisor alone).  The
+/// guardian's writing takes tens of microseconds: a launcher that did not
+/// wait would still pass most rounds, so this catches lost records, not
+/// reliably a missing wait.
+#[test]
+fn the_launcher_waits_for_the_guardian_of_a_killed_program() {
+    let st = run(std::process::Command::new("make")
+        .args(["-s", "-C"])
+        .arg(root().join("preload"))
+        .arg("build/test/ackwriter"));
+    assert!(st.status.success(), "building preload's ackwriter: {}", stderr(&st));
+    let ack = root().join("preload/build/test/ackwriter");
+    for mode in ["", "append"] {
+        for round in 0..3 {
+            let t = tmp();
+            let (out, a) = (t.path().join("out"), t.path().join("ack"));
+            let script = format!(
+                "{} {} {} {mode} & p=$!; sleep 0.{}; kill -KILL $p; wait $p",
+                ack.display(),
+                out.display(),
+                a.display(),
+                round * 3 + 1
+            );
+            let o = run(syscluster().args(["run", "--", "sh", "-c", &script]));
+            assert!(o.status.code().is_some(), "sh itself died: {}", stderr(&o));
+            let check = run(std::process::Command::new(&ack).arg("--check").arg(&out).arg(&a));
+            assert!(check.status.success(), "SIGKILL {mode} round {round}: {}", stderr(&check));
+        }
+    }
 }

@@ -21,10 +21,18 @@ pub fn corpus(name: &str) -> PathBuf {
     p
 }
 
+/// `syscluster`, the command users type: the launcher (preload/launcher)
+/// that build.rs puts beside `syscluster-cli`.
+pub fn syscluster_path() -> std::path::PathBuf {
+    let p = Path::new(env!("CARGO_BIN_EXE_syscluster-cli")).with_file_name("syscluster");
+    assert!(p.exists(), "build.rs puts the syscluster launcher beside syscluster-cli");
+    p
+}
+
 /// The `syscluster` binary under test. Cargo's LD_LIBRARY_PATH is removed:
 /// the dynamic loader would search it and change the calls programs make.
 pub fn syscluster() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_syscluster"));
+    let mut c = Command::new(syscluster_path());
     c.env_remove("LD_LIBRARY_PATH");
     c
 }

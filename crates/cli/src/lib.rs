@@ -2,7 +2,6 @@
 //! subcommand's `run` returns a `Result` whose error is printed as one line.
 
 mod cmd;
-pub mod fast;
 pub mod flags;
 
 use clap::Parser;
@@ -41,13 +40,6 @@ pub fn main() -> i32 {
     guarded(|| cmd::run(cli.command))
 }
 
-/// `syscluster run` with arguments [`fast::run_args`] took apart, without
-/// the rest of the command line (the small `syscluster` binary's path, see
-/// src/main.rs); the same outcome as [`main`] for them.
-pub fn run_command(args: flags::RunArgs) -> i32 {
-    guarded(|| cmd::run_args(args))
-}
-
 /// Runs a subcommand: its failure is one line and its exit code; a bug
 /// (a panic) one line and 70, not a backtrace.
 fn guarded(f: impl FnOnce() -> Result<i32, Failure> + std::panic::UnwindSafe) -> i32 {
@@ -72,7 +64,7 @@ fn guarded(f: impl FnOnce() -> Result<i32, Failure> + std::panic::UnwindSafe) ->
 }
 
 /// What Rust's start-up (`lang_start`) does that the CLI relies on, for
-/// binaries whose `main` is the C entry point (src/main.rs says why):
+/// binaries whose `main` is the C entry point (src/cli.rs says why):
 /// descriptors 0–2 exist (a closed one is opened on /dev/null, so that no
 /// file the CLI opens becomes its stdout) and SIGPIPE is ignored (a closed
 /// pipe is an error to report; the disposition the shell gave is kept for

@@ -32,12 +32,6 @@ pub fn run(command: Command) -> Result<i32, Failure> {
     }
 }
 
-/// `run` alone: what the small `syscluster` binary links (not the other
-/// subcommands, see src/main.rs).
-pub fn run_args(a: crate::flags::RunArgs) -> Result<i32, Failure> {
-    run::run(a)
-}
-
 pub(crate) fn node_key(k: NodeKeyArg) -> NodeKeyMode {
     match k {
         NodeKeyArg::Name => NodeKeyMode::Name,
