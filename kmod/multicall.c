@@ -113,14 +113,6 @@ static __always_inline long mc_call(long nr, long a0, long a1, long a2, long a3,
 	return ret;
 }
 
-static long dispatch(const struct mc_kmod_call *c, unsigned int i)
-{
-	const struct mc_kmod_call *cl = &c[i];
-
-	return mc_call(cl->nr, arg_of(c, cl, 0), arg_of(c, cl, 1), arg_of(c, cl, 2), arg_of(c, cl, 3),
-		       arg_of(c, cl, 4), arg_of(c, cl, 5));
-}
-
 static bool is_restart(long r)
 {
 	return r == -ERESTARTSYS || r == -ERESTARTNOINTR || r == -ERESTARTNOHAND ||
@@ -154,6 +146,51 @@ static int cancel_rest(struct mc_prog *p, unsigned int from, unsigned int to)
 }
 
 /*
+ * One entry, its arguments known (the generic path's and every specialized
+ * path's).  Returns 0 to go on, 1 when call i is checked and failed, or a
+ * value to hand back at once: a restart code (hdr.next says where to
+ * resume) or -EFAULT.  A pending signal stops the run only between two
+ * calls ('first': no call ran yet in this crossing).  An inner call cut by
+ * a signal never leaks and never re-runs the calls before i: the ioctl is
+ * restarted at i, or call i gets EINTR.  put: write the result back now
+ * (else the caller writes every result back when the run ends).
+ */
+static __always_inline long step(struct mc_prog *p, unsigned int i, bool put, bool *first, long nr, long a0,
+				 long a1, long a2, long a3, long a4, long a5)
+{
+	long r;
+
+	if (!*first && signal_pending(current)) {
+		p->hdr.next = i;
+		return -ERESTARTNOINTR;
+	}
+	if (unlikely(p->resume_block)) {
+		struct restart_block *rb = &current->restart_block;
+
+		p->resume_block = false;
+		r = rb->fn(rb);
+	} else {
+		r = mc_call(nr, a0, a1, a2, a3, a4, a5);
+	}
+	*first = false;
+	if (unlikely(is_restart(r))) {
+		p->hdr.next = i;
+		if (r == -ERESTART_RESTARTBLOCK) {
+			p->hdr.flags |= MC_KRUN_RESUME;
+			return -ERESTARTNOHAND;
+		}
+		return r;
+	}
+	p->c[i].result = r;
+	if (put && put_result(p, i))
+		return -EFAULT;
+	if (r < 0 && (p->c[i].flags & MC_CHECK))
+		return 1;
+	cond_resched();
+	return 0;
+}
+
+/*
  * Runs calls [i, end) of the current iteration.  Returns 0 when they all
  * ran or a checked one failed (*stop is its index, else end), or a value
  * to hand back to user space at once: a restart code (hdr.next says where
@@ -163,39 +200,16 @@ static int cancel_rest(struct mc_prog *p, unsigned int from, unsigned int to)
 static long run_span(struct mc_prog *p, unsigned int i, unsigned int end, unsigned int *stop, bool *first)
 {
 	for (; i < end; i++) {
-		long r;
+		const struct mc_kmod_call *cl = &p->c[i];
+		long r = step(p, i, true, first, cl->nr, arg_of(p->c, cl, 0), arg_of(p->c, cl, 1), arg_of(p->c, cl, 2),
+			      arg_of(p->c, cl, 3), arg_of(p->c, cl, 4), arg_of(p->c, cl, 5));
 
-		if (!*first && signal_pending(current)) {
-			p->hdr.next = i;
-			return -ERESTARTNOINTR; /* delivered, then the run goes on at i */
-		}
-		if (p->resume_block) {
-			struct restart_block *rb = &current->restart_block;
-
-			p->resume_block = false;
-			r = rb->fn(rb);
-		} else {
-			r = dispatch(p->c, i);
-		}
-		*first = false;
-		if (unlikely(is_restart(r))) {
-			/* Never leaks and never re-runs the calls before i: the
-			 * ioctl is restarted at i, or call i gets EINTR. */
-			p->hdr.next = i;
-			if (r == -ERESTART_RESTARTBLOCK) {
-				p->hdr.flags |= MC_KRUN_RESUME;
-				return -ERESTARTNOHAND;
-			}
+		if (r < 0)
 			return r;
-		}
-		p->c[i].result = r;
-		if (put_result(p, i))
-			return -EFAULT;
-		if (r < 0 && (p->c[i].flags & MC_CHECK)) {
+		if (r > 0) {
 			*stop = i;
 			return 0;
 		}
-		cond_resched();
 	}
 	*stop = end;
 	return 0;
@@ -292,48 +306,6 @@ module_param_cb(runs_copy_block, &mc_stat_ops, &mc_runs_copy_block, 0444);
 module_param_cb(runs_select_time, &mc_stat_ops, &mc_runs_select_time, 0444);
 module_param_cb(runs_plan, &mc_stat_ops, &mc_runs_plan, 0444);
 
-/*
- * One entry of a specialized run, its arguments known: what run_span does
- * for call i.  Returns 0 to go on, 1 when call i is checked and failed, or
- * a value to hand back at once (a restart code; hdr.next says where to
- * resume, or -EFAULT).  put: write the result back now (else the caller
- * writes every result back when the run ends).
- */
-static __always_inline long spec_step(struct mc_prog *p, unsigned int i, bool put, bool *first, long nr, long a0,
-				      long a1, long a2, long a3, long a4, long a5)
-{
-	long r;
-
-	if (!*first && signal_pending(current)) {
-		p->hdr.next = i;
-		return -ERESTARTNOINTR;
-	}
-	if (unlikely(p->resume_block)) {
-		struct restart_block *rb = &current->restart_block;
-
-		p->resume_block = false;
-		r = rb->fn(rb);
-	} else {
-		r = mc_call(nr, a0, a1, a2, a3, a4, a5);
-	}
-	*first = false;
-	if (unlikely(is_restart(r))) {
-		p->hdr.next = i;
-		if (r == -ERESTART_RESTARTBLOCK) {
-			p->hdr.flags |= MC_KRUN_RESUME;
-			return -ERESTARTNOHAND;
-		}
-		return r;
-	}
-	p->c[i].result = r;
-	if (put && put_result(p, i))
-		return -EFAULT;
-	if (r < 0 && (p->c[i].flags & MC_CHECK))
-		return 1;
-	cond_resched();
-	return 0;
-}
-
 static bool only_refs(const struct mc_kmod_call *c, unsigned int j, unsigned int to)
 {
 	unsigned int k;
@@ -389,9 +361,9 @@ static __always_inline long run_copy(struct mc_prog *p, unsigned int ri, long bs
 	for (;;) {
 		for (; i < 2; i++) {
 			if (i == ri)
-				r = spec_step(p, ri, false, &first, __NR_read, in, buf, bs, 0, 0, 0);
+				r = step(p, ri, false, &first, __NR_read, in, buf, bs, 0, 0, 0);
 			else
-				r = spec_step(p, wi, false, &first, __NR_write, out, buf, p->c[ri].result, 0, 0, 0);
+				r = step(p, wi, false, &first, __NR_write, out, buf, p->c[ri].result, 0, 0, 0);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -466,8 +438,8 @@ static long spec_select_time(struct mc_prog *p)
 
 	atomic_long_inc(&mc_runs_select_time);
 	if (p->hdr.next == 0) {
-		r = spec_step(p, 0, true, &first, __NR_select, c[0].args[0], c[0].args[1], c[0].args[2],
-			      c[0].args[3], c[0].args[4], 0);
+		r = step(p, 0, true, &first, __NR_select, c[0].args[0], c[0].args[1], c[0].args[2],
+			      c[0].args[3], c[0].args[4], c[0].args[5]);
 		if (r < 0)
 			return r;
 		if (r > 0) {
@@ -480,7 +452,9 @@ static long spec_select_time(struct mc_prog *p)
 		}
 	}
 	p->c[1].result = time_of_day(c[1].args[0]);
-	return put_result(p, 1) ? -EFAULT : 2;
+	if (put_result(p, 1))
+		return -EFAULT;
+	return p->c[1].result < 0 && (c[1].flags & MC_CHECK) ? 1 : 2;
 }
 
 #ifdef MC_PLAN

@@ -156,6 +156,30 @@ static void select_time(struct mc_ctx *ctx, const char *dir, struct t_outcome *o
 	close(p[1]);
 }
 
+/* select then a checked gettimeofday into a bad address, through mc_run:
+ * the specialized pair stops at the failing checked call as direct does. */
+static void select_time_checked(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *arg)
+{
+	struct timeval timeout = { 0, 0 };
+	struct mc_call c[2];
+	fd_set rd;
+	int p[2];
+
+	(void)dir, (void)arg;
+	if (pipe(p) || write(p[1], "x", 1) != 1)
+		t_fail("pipe: %s", strerror(errno));
+	FD_ZERO(&rd);
+	FD_SET(p[0], &rd);
+	mc_prep_select(&c[0], p[0] + 1, &rd, NULL, NULL, &timeout);
+	mc_set_check(&c[0]);
+	mc_prep_gettimeofday(&c[1], (struct timeval *)8);
+	mc_set_check(&c[1]);
+	t_rec(o, "ret", mc_run(ctx, c, 2));
+	t_rec_calls(o, "c", c, 2);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* A program of another shape: the generic interpreter. */
 static void other(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *arg)
 {
@@ -215,6 +239,8 @@ int main(void)
 		free(od);
 		free(om);
 	}
+	t_compare("select + checked gettimeofday(bad address)", select_time_checked, NULL);
+	expect_path("select + checked gettimeofday(bad address)", select_time_checked, NULL, SELECT_TIME);
 	t_compare("three calls", other, NULL);
 	expect_path("three calls", other, NULL, GENERIC);
 	return t_finish();

@@ -320,13 +320,7 @@ fn emit_run(h: &mut String, i: usize, s: usize, k: &Checked) {
                 Arg::Result(q) => format!("c[{}].result", position_of(k, s, q)),
             });
         }
-        let _ = writeln!(
-            h,
-            "\t\t\tr = spec_step(p, {b}, true, &first, {} /* {} */, {});",
-            info.nr,
-            info.name,
-            a.join(", ")
-        );
+        let _ = writeln!(h, "\t\t\tr = step(p, {b}, true, &first, {} /* {} */, {});", info.nr, info.name, a.join(", "));
         let _ = writeln!(h, "\t\t\tif (r)\n\t\t\t\treturn r < 0 ? r : mc_spec_stop(p, {b});");
         h.push_str("\t\t\tif (loop && p->hdr.loop.call == ");
         let _ = writeln!(

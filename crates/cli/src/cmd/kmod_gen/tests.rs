@@ -34,7 +34,7 @@ fn the_copy_loop_is_guarded_and_folded() {
     assert!(h.contains("c[0].nr == 0 /* read */") && h.contains("c[0].args[2] == 4096LL"), "{h}");
     assert!(h.contains("c[1].nr == 1 /* write */ && c[1].args[0] == 4LL") || h.contains("c[1].ref[2] == 1"), "{h}");
     assert!(h.contains("mc_plan_0_1_fits") && h.contains("c[0].ref[2] == 2"), "{h}");
-    assert!(h.contains("r = spec_step(p, 1, true, &first, 0 /* read */, 3LL, c[1].args[1], 4096LL"), "{h}");
+    assert!(h.contains("r = step(p, 1, true, &first, 0 /* read */, 3LL, c[1].args[1], 4096LL"), "{h}");
     assert!(!h.contains("evil"), "no string of the plan reaches the C");
 }
 
@@ -148,7 +148,7 @@ const PRELUDE: &str = r#"
 #include "uapi/multicall_kmod.h"
 #define fallthrough __attribute__((__fallthrough__))
 struct mc_prog { struct mc_kmod_run hdr; struct mc_kmod_call *c; void *uc; unsigned int n; bool resume_block; };
-long spec_step(struct mc_prog *p, unsigned int i, bool put, bool *first, long nr, long a0, long a1, long a2,
+long step(struct mc_prog *p, unsigned int i, bool put, bool *first, long nr, long a0, long a1, long a2,
                long a3, long a4, long a5);
 long mc_spec_stop(struct mc_prog *p, unsigned int b);
 long entry(struct mc_prog *p, bool loop, bool *taken);
