@@ -40,6 +40,7 @@ prof=${PROFILE:-release}
 cargo build --profile "$prof" --locked -q
 gcc -O2 -Wall -Werror -static -Ilibmulticall/include -o "$b/tests/copy-loop" libmulticall/examples/copy-loop.c \
   libmulticall/build/libmulticall.a -luring -lpthread
+gcc -O2 -Wall -Wextra -Werror -static -o "$b/tests/wait-attached" kmod/guest/wait-attached.c
 
 # kmod-gen (kmod-gen): the corpus's copy program recorded here (ptrace: no
 # privilege needed), advised, its plan turned into a module by `syscluster
@@ -73,7 +74,7 @@ cp "target/$prof/syscluster" "target/$prof/syscluster-cli" "$root/bin/"
 for lib in $(ldd "target/$prof/syscluster" "target/$prof/syscluster-cli" | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
   mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
 done
-cp "$b/tests/copy-loop" "$root/progs/"
+cp "$b/tests/copy-loop" "$b/tests/wait-attached" "$root/progs/"
 cp kmod/guest/record.sh "$b/tests/kmod-record"
 cp "$gen/src/multicall.ko" "$root/plan/"
 cp libmulticall/build/static/loop "$root/progs/"
