@@ -228,17 +228,24 @@ static long run_plain(struct mc_prog *p)
 	return stop;
 }
 
+/* Where a looped run starts: at hdr.next, or in its first crossing at the
+ * first call of the first iteration. */
+static unsigned int loop_start(struct mc_prog *p)
+{
+	if (p->hdr.iterations == 0) {
+		p->hdr.iterations = 1;
+		return 0;
+	}
+	return p->hdr.next;
+}
+
 static long run_loop(struct mc_prog *p)
 {
 	const struct mc_kmod_loop *l = &p->hdr.loop;
-	unsigned int i = p->hdr.next, stop;
+	unsigned int i = loop_start(p), stop;
 	bool first = true;
 	long r;
 
-	if (p->hdr.iterations == 0) {
-		p->hdr.iterations = 1;
-		i = 0;
-	}
 	for (;;) {
 		if (i <= l->call) {
 			r = run_span(p, i, l->call + 1, &stop, &first);
@@ -350,14 +357,10 @@ static __always_inline long run_copy(struct mc_prog *p, unsigned int ri, long bs
 	const unsigned int wi = 1 - ri;
 	const long in = p->c[ri].args[0], out = p->c[wi].args[0], buf = p->c[ri].args[1];
 	const u64 max = p->hdr.loop.max_iterations;
-	unsigned int i = p->hdr.next;
+	unsigned int i = loop_start(p);
 	bool first = true;
 	long r;
 
-	if (p->hdr.iterations == 0) {
-		p->hdr.iterations = 1;
-		i = 0;
-	}
 	for (;;) {
 		for (; i < 2; i++) {
 			if (i == ri)

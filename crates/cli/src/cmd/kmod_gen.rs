@@ -305,9 +305,8 @@ fn emit_run(h: &mut String, i: usize, s: usize, k: &Checked) {
     let n = k.calls.len();
     let _ = writeln!(h, "static long mc_plan_{i}_{s}(struct mc_prog *p, bool loop)\n{{");
     h.push_str(
-        "\tstruct mc_kmod_call *c = p->c;\n\tunsigned int i = p->hdr.next;\n\tbool first = true;\n\tlong r;\n\n",
+        "\tstruct mc_kmod_call *c = p->c;\n\tunsigned int i = loop ? loop_start(p) : p->hdr.next;\n\tbool first = true;\n\tlong r;\n\n",
     );
-    h.push_str("\tif (loop && p->hdr.iterations == 0) {\n\t\tp->hdr.iterations = 1;\n\t\ti = 0;\n\t}\n");
     h.push_str("\tfor (;;) {\n\t\tswitch (i) {\n");
     for b in 0..n {
         let (info, args) = &k.calls[at_position(k, s, b)];

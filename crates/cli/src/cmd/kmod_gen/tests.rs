@@ -151,6 +151,7 @@ struct mc_prog { struct mc_kmod_run hdr; struct mc_kmod_call *c; void *uc; unsig
 long step(struct mc_prog *p, unsigned int i, bool put, bool *first, long nr, long a0, long a1, long a2,
                long a3, long a4, long a5);
 long mc_spec_stop(struct mc_prog *p, unsigned int b);
+unsigned int loop_start(struct mc_prog *p);
 long entry(struct mc_prog *p, bool loop, bool *taken);
 #include "mc_plan.h"
 long entry(struct mc_prog *p, bool loop, bool *taken) { return mc_plan_run(p, loop, taken); }
