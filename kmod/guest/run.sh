@@ -4,7 +4,8 @@
 # against its headers, an initramfs of busybox and statically linked test
 # programs -- libmulticall's whole conformance suite, which compares the
 # kmod backend and auto with direct, the module's own tests in kmod/test,
-# and the recorder (syscluster and the libraries it links; guest/record.sh) --
+# the recorder (syscluster and the libraries it links; guest/record.sh),
+# and a module `syscluster kmod-gen` wrote from a plan (guest/gen.sh) --
 # booted in QEMU under TCG (these machines have no usable hardware
 # virtualization: right for correctness, meaningless for speed).  Reads
 # the results back from the serial console.
@@ -39,10 +40,27 @@ prof=${PROFILE:-release}
 cargo build --profile "$prof" --locked -q
 gcc -O2 -Wall -Werror -static -Ilibmulticall/include -o "$b/tests/copy-loop" libmulticall/examples/copy-loop.c \
   libmulticall/build/libmulticall.a -luring -lpthread
+gcc -O2 -Wall -Wextra -Werror -static -o "$b/tests/wait-attached" kmod/guest/wait-attached.c
+
+# kmod-gen (kmod-gen): the corpus's copy program recorded here (ptrace: no
+# privilege needed), advised, its plan turned into a module by `syscluster
+# kmod-gen` and built with Kbuild against the guest's headers (guest/gen.sh
+# runs it).
+gen="$b/gen"
+rm -rf "$gen" && mkdir -p "$gen"
+make -s -C tests/corpus bin/copy
+head -c 1000000 /dev/urandom > "$gen/in"
+"target/$prof/syscluster" record -q --backend ptrace -o "$gen/copy.json" -- tests/corpus/bin/copy "$gen/in" "$gen/out"
+"target/$prof/syscluster" advise --no-calibration --plan-out "$gen/plan.json" "$gen/copy.json" > /dev/null
+"target/$prof/syscluster" kmod-gen "$gen/plan.json" -o "$gen/src" 2> "$gen/kmod-gen.txt" || { cat "$gen/kmod-gen.txt" >&2; exit 1; }
+grep -q ' [1-9][0-9]* cluster(s) specialized' "$gen/kmod-gen.txt" ||
+  { echo "kmod guest: kmod-gen specialized no cluster of the copy program's plan: $(cat "$gen/kmod-gen.txt")" >&2; exit 1; }
+make -s -C "$b/kernel/headers" M="$(pwd)/$gen/src" modules
+rm -f "$gen/in" "$gen/out"
 
 root="$b/initramfs"
 rm -rf "$root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests,progs}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests,progs,plan}
 cp /bin/busybox "$root/bin/"
 for app in sh mount insmod rmmod dmesg poweroff cat cut diff grep sed sort head timeout ln echo sleep ifconfig awk cmp rm mkdir; do
   ln -s busybox "$root/bin/$app"
@@ -56,8 +74,11 @@ cp "target/$prof/syscluster" "target/$prof/syscluster-cli" "$root/bin/"
 for lib in $(ldd "target/$prof/syscluster" "target/$prof/syscluster-cli" | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
   mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
 done
-cp "$b/tests/copy-loop" "$root/progs/"
+cp "$b/tests/copy-loop" "$b/tests/wait-attached" "$root/progs/"
 cp kmod/guest/record.sh "$b/tests/kmod-record"
+cp "$gen/src/multicall.ko" "$root/plan/"
+cp libmulticall/build/static/loop "$root/progs/"
+cp kmod/guest/gen.sh "$b/tests/kmod-gen"
 for t in libmulticall/build/static/* "$b"/tests/kmod-*; do
   n=$(basename "$t")
   # calibration checks mc-calibrate's files, which no backend touches.

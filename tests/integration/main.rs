@@ -5,6 +5,7 @@ mod advise;
 mod backends;
 mod bad_input;
 mod html;
+mod kmod_gen;
 mod langs;
 mod noise;
 mod plan;

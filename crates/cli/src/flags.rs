@@ -39,6 +39,7 @@ pub enum Command {
     Run(RunArgs),
     Cc(CcArgs),
     Verify(VerifyArgs),
+    KmodGen(KmodGenArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -523,4 +524,23 @@ pub struct VerifyArgs {
     /// `ORIGINAL… ::: CANDIDATE…`, or with --run the one command.
     #[arg(trailing_var_arg = true, required = true, allow_hyphen_values = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// Write the C source of a multicall.ko specialized to a plan's clusters
+/// (docs/KMOD.md, "kmod-gen"): for each cluster of two calls or more, a
+/// guard that recognizes it in a multi-call (its calls, references and the
+/// constants of its value profile) and straight-line code with those
+/// constants folded; every other program runs the module's generic path.
+/// The plan is untrusted: names are checked against the syscall table,
+/// numbers range-checked, and no string of it reaches the C. A malformed
+/// plan is a one-line error and exit 2. Build the result with Kbuild:
+/// make -C /lib/modules/$(uname -r)/build M=DIR modules.
+#[derive(Args, Debug)]
+pub struct KmodGenArgs {
+    /// The plan (syscluster advise --plan-out).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The directory to write the module's source and Kbuild into.
+    #[arg(short, long, value_name = "DIR", default_value = "multicall-plan")]
+    pub output: PathBuf,
 }

@@ -4,6 +4,7 @@ mod advise;
 mod calibrate;
 mod cc;
 mod import;
+pub mod kmod_gen;
 mod merge;
 mod record;
 mod report;
@@ -29,6 +30,7 @@ pub fn run(command: Command) -> Result<i32, Failure> {
         Command::Run(a) => run::run(a),
         Command::Cc(a) => cc::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::KmodGen(a) => kmod_gen::run(a),
     }
 }
 

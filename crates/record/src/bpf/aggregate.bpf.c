@@ -99,7 +99,10 @@ static __noinline void flush(struct edge_slot *e)
 	e->blocked_ns = 0;
 }
 
-static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
+/* The key of call nr; its descriptor from args when given (a call the
+ * kernel module runs: multicall:mc_enter's arguments), else from the
+ * registers at regs. */
+static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr, const __u64 *args)
 {
 	if (nr < 0 || nr >= (long)KEY_NR_MASK)
 		return KEY_NR_MASK;
@@ -126,7 +129,8 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 	if (key_mode == KEY_FD && nr < NR_SLOTS) {
 		__u8 info = arg_info[nr];
 		if (info & ARG_FD_MASK) {
-			__u64 fd = reg_arg(regs_at(regs), (info & ARG_FD_MASK) - 1);
+			__u32 i = (info & ARG_FD_MASK) - 1;
+			__u64 fd = args ? args[i < 6 ? i : 5] : reg_arg(regs_at(regs), i);
 			if (!(info & ARG_FD_DIRFD) || (__s32)fd != -100 /* AT_FDCWD */) {
 				key |= KEY_HAS_FD | (fd << KEY_ARG_SHIFT);
 				if ((fd >> 32) == 0xffffffff)
@@ -137,17 +141,9 @@ static __always_inline __u64 node_key(struct agg_task *st, __u64 regs, long nr)
 	return key;
 }
 
-SEC("raw_tp/sys_enter")
-int on_enter(struct bpf_raw_tracepoint_args *ctx)
+/* Counts a call of key on the edge from the thread's previous call. */
+static __always_inline void count_call(struct agg_task *st, __u64 key)
 {
-	__u64 regs = ctx->args[0];
-	long nr = ctx->args[1];
-	struct agg_task *st = counting_state(regs, nr);
-	if (!st)
-		return 0;
-	__u64 key = node_key(st, regs, nr);
-	if (capture_sites && changes_mappings(nr))
-		__sync_fetch_and_add(&maps_gen, 1);
 	__u64 prev = st->prev;
 	__u32 h = ((prev * 0x9E3779B97F4A7C15ULL) ^ (key * 0xC2B2AE3D27D4EB4FULL)) >> CACHE_SHIFT;
 	struct edge_slot *e = &st->cache[h & (CACHE_SLOTS - 1)];
@@ -170,19 +166,14 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 		clear_off_cpu(st);
 		st->enter_ns = bpf_ktime_get_ns();
 	}
-	return 0;
 }
 
-SEC("raw_tp/sys_exit")
-int on_exit(struct bpf_raw_tracepoint_args *ctx)
+/* The call in flight returned ret. */
+static __always_inline void count_return(struct agg_task *st, long ret)
 {
-	struct agg_task *st = task_state(ctx->args[0]);
-	if (!st || !st->c.pending)
-		return 0;
-	st->c.pending = 0;
-	note_setsid(st, ctx->args[0], ctx->args[1]);
 	struct edge_slot *e = &st->cache[st->cur & (CACHE_SLOTS - 1)];
-	if ((long)ctx->args[1] < 0)
+	st->c.pending = 0;
+	if (ret < 0)
 		e->errors++;
 	if (capture_sites && changes_mappings(e->to & KEY_NR_MASK))
 		__sync_fetch_and_add(&maps_gen, 1);
@@ -192,6 +183,72 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 		e->kernel_ns += bpf_ktime_get_ns() - st->enter_ns;
 		e->blocked_ns += st->c.off_ns;
 	}
+}
+
+SEC("raw_tp/sys_enter")
+int on_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 regs = ctx->args[0];
+	long nr = ctx->args[1];
+	struct agg_task *st = counting_state(regs, nr);
+	if (!st)
+		return 0;
+	__u64 key = node_key(st, regs, nr, 0);
+	if (capture_sites && changes_mappings(nr))
+		__sync_fetch_and_add(&maps_gen, 1);
+	count_call(st, key);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct agg_task *st = task_state(ctx->args[0]);
+	if (!st || !st->c.pending)
+		return 0;
+	note_setsid(st, ctx->args[0], ctx->args[1]);
+	count_return(st, ctx->args[1]);
+	return 0;
+}
+
+/*
+ * The calls a multi-call runs inside the kernel module (kmod/:
+ * multicall:mc_enter(nr, six arguments), mc_exit(nr, result)) pass no
+ * syscall entry.  As in events mode, each is counted as a call of its own
+ * at the ioctl's code location, in the ioctl's place: the ioctl that
+ * carried them is taken back from its edge when its first inner call
+ * enters.  Attached where the module is loaded (bpf/mod.rs, KmodProbes).
+ */
+SEC("raw_tp/mc_enter")
+int on_mc_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 regs = current_regs();
+	struct agg_task *st = task_state(regs);
+	if (!st || st->c.phase != PHASE_COUNTING)
+		return 0;
+	if (st->c.pending && (st->prev & KEY_NR_MASK) == __NR_ioctl) {
+		struct edge_slot *e = &st->cache[st->cur & (CACHE_SLOTS - 1)];
+		if (e->count && e->to == st->prev) {
+			e->count--;
+			st->prev = e->from;
+		}
+		st->c.timed = 0;
+	}
+	long nr = ctx->args[0];
+	__u64 args[6];
+	for (int i = 0; i < 6; i++)
+		args[i] = ctx->args[i + 1];
+	count_call(st, node_key(st, regs, nr, args));
+	return 0;
+}
+
+SEC("raw_tp/mc_exit")
+int on_mc_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct agg_task *st = task_state(current_regs());
+	if (!st || !st->c.pending || (st->prev & KEY_NR_MASK) != (ctx->args[0] & KEY_NR_MASK))
+		return 0;
+	count_return(st, ctx->args[1]);
 	return 0;
 }
 

@@ -5,7 +5,7 @@ use super::skel::aggregate::types::{self, key_bits};
 use super::skel::aggregate::AggregateSkelBuilder;
 use super::{
     arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, stop_programs, unavailable,
-    unwind_data, wait_all, Counters, TICK,
+    unwind_data, wait_all, Counters, KmodProbes, TICK,
 };
 use crate::callsite::modules::dev_from_kernel;
 use crate::{Ended, RecordError, RecordOptions, Sink};
@@ -66,11 +66,17 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
             .set_max_entries(u.count.max(1))
             .map_err(|e| unavailable("sizing the unwind tables", e))?;
     }
+    // The calls a multi-call runs inside the kernel module (kmod/) reach no
+    // syscall tracepoint: its own tracepoints carry them (KmodProbes).
+    open.progs.on_mc_enter.set_autoattach(false);
+    open.progs.on_mc_exit.set_autoattach(false);
     let mut skel = open.load().map_err(|e| unavailable("loading the BPF programs", e))?;
     if let Some(u) = &unwind {
         u.fill(&skel.maps.unwind_rows)?;
     }
     skel.attach().map_err(|e| unavailable("attaching the BPF programs", e))?;
+    let mut attach_kmod = || Ok(vec![skel.progs.on_mc_enter.attach()?, skel.progs.on_mc_exit.attach()?]);
+    let mut kmod = KmodProbes::start(&mut attach_kmod)?;
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
@@ -87,14 +93,17 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         if unwind.is_some() {
             mapped.scan(&skel.maps.threads);
         }
+        kmod.tick(&mut attach_kmod);
         std::thread::sleep(TICK)
     })?;
+    kmod.report();
 
     // Tasks left running (detached daemons, followed or not) may still
     // flush or evict their edge caches into `edges`: read while they do,
     // a cache read among the running ones and again in `edges` after it
     // was flushed there counts its edges twice (an edge then outweighs
     // the node it leaves). Nothing is recorded after this point anyway.
+    kmod.detach();
     stop_programs(&mut skel.links);
     let sites = read_sites(&skel.maps.sites, sink);
     let running = if status.left_running > 0 { running_caches(&skel.maps.slots, &skel.maps.spill) } else { Vec::new() };

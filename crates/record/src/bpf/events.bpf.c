@@ -99,8 +99,6 @@ lost:
 	st->c.gap = 1;
 }
 
-#define __NR_ioctl 16
-
 /* What a call filled in that tells what its descriptors are (pipe's int[2]). */
 static __always_inline void read_at_exit(struct ev_task *st, long ret)
 {

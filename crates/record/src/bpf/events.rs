@@ -5,7 +5,7 @@ use super::skel::events::types::{self, rec_flag, rec_kind};
 use super::skel::events::EventsSkelBuilder;
 use super::{
     arg_info_table, key_mode_of, read_as, report_losses, slots_log2, spawn_armed, unavailable, unwind_data, wait_all,
-    Counters, TICK,
+    Counters, KmodProbes, TICK,
 };
 use crate::callsite::modules::dev_from_kernel;
 use crate::{Ended, RecordError, RecordOptions, Sink};
@@ -70,10 +70,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         open.progs.on_enter.set_log_level(4);
     }
     // The calls a multi-call runs inside the kernel module (kmod/) reach no
-    // syscall tracepoint: its own tracepoints carry them, where it is loaded.
-    let module = std::path::Path::new("/sys/module/multicall").exists();
-    open.progs.on_mc_enter.set_autoload(module);
-    open.progs.on_mc_exit.set_autoload(module);
+    // syscall tracepoint: its own tracepoints carry them (KmodProbes).
+    open.progs.on_mc_enter.set_autoattach(false);
+    open.progs.on_mc_exit.set_autoattach(false);
     open.progs.on_task_exit.set_autoattach(false);
     open.progs.on_task_exit_6_1.set_autoattach(false);
     open.maps.events.set_max_entries(ring).map_err(|e| unavailable("sizing the ring buffer", e))?;
@@ -92,6 +91,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
             skel.links.on_task_exit_6_1 = Some(link);
         }
     }
+
+    let mut attach_kmod = || Ok(vec![skel.progs.on_mc_enter.attach()?, skel.progs.on_mc_exit.attach()?]);
+    let mut kmod = KmodProbes::start(&mut attach_kmod)?;
 
     let bss: *mut types::bss = skel.maps.bss_data.as_deref_mut().expect("bss is mapped");
     // SAFETY: the mapping lives as long as `skel`; the kernel updates the
@@ -123,6 +125,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
                 }
                 _ => {}
             }
+            kmod.tick(&mut attach_kmod);
         })?;
         rb.consume().map_err(|e| RecordError::Backend(format!("reading the ring buffer: {e}")))?;
         if let Some(e) = failed {
@@ -130,6 +133,7 @@ pub fn record(argv: &[OsString], opts: &RecordOptions, sink: &mut Sink) -> Resul
         }
         status
     };
+    kmod.report();
     // SAFETY: as above; every recorded task has ended.
     let lost = unsafe { std::ptr::read_volatile(&(*bss).lost) };
     report_losses(&lost, sink);

@@ -377,6 +377,85 @@ fn wait_all(
     }
 }
 
+/// The kernel module's tracepoints (kmod/: `multicall:mc_enter` and
+/// `mc_exit`), which carry the calls a multi-call runs inside it: they pass
+/// no syscall entry, so the `sys_enter` programs see only the `ioctl`.
+/// Both modes attach their programs for them where the module is loaded
+/// when the recording starts, and as soon as it appears during the
+/// recording (looked for every [`KMOD_LOOK`]); the recorder then says when
+/// it attached (multi-calls before that are recorded as their `ioctl`), or
+/// that it could not. While attached the module cannot be unloaded.
+pub(super) struct KmodProbes {
+    links: Vec<libbpf_rs::Link>,
+    started: std::time::Instant,
+    looked: std::time::Instant,
+    /// When the module appeared during the recording and was attached.
+    late: Option<Duration>,
+    failed: Option<String>,
+}
+
+/// How often a recording looks whether the module was loaded.
+const KMOD_LOOK: Duration = Duration::from_millis(100);
+
+/// Where the module shows that it is loaded.
+const KMOD_SYSFS: &str = "/sys/module/multicall";
+
+type KmodAttach<'a> = dyn FnMut() -> Result<Vec<libbpf_rs::Link>, libbpf_rs::Error> + 'a;
+
+impl KmodProbes {
+    /// Attaches now if the module is loaded; a failure here is the
+    /// recording's (before the command starts, as every attach).
+    pub(super) fn start(attach: &mut KmodAttach) -> Result<KmodProbes, RecordError> {
+        let now = std::time::Instant::now();
+        let mut p = KmodProbes { links: Vec::new(), started: now, looked: now, late: None, failed: None };
+        if std::path::Path::new(KMOD_SYSFS).exists() {
+            p.links = attach().map_err(|e| unavailable("attaching to the multicall module's tracepoints", e))?;
+        }
+        Ok(p)
+    }
+
+    /// While the command runs: attaches if the module has appeared.
+    pub(super) fn tick(&mut self, attach: &mut KmodAttach) {
+        if !self.links.is_empty() || self.failed.is_some() || self.looked.elapsed() < KMOD_LOOK {
+            return;
+        }
+        self.looked = std::time::Instant::now();
+        if !std::path::Path::new(KMOD_SYSFS).exists() {
+            return;
+        }
+        match attach() {
+            Ok(links) => {
+                self.links = links;
+                self.late = Some(self.started.elapsed());
+            }
+            Err(e) => self.failed = Some(e.to_string()),
+        }
+    }
+
+    /// Detaches the module's programs (before `stop_programs`, whose wait
+    /// then covers them too).
+    pub(super) fn detach(&mut self) {
+        self.links.clear();
+    }
+
+    /// Says what a module loaded during the recording means for the profile.
+    pub(super) fn report(&self) {
+        if let Some(t) = self.late {
+            eprintln!(
+                "syscluster: multicall.ko was loaded during the recording: its multi-calls are recorded call by \
+                 call from {} ms on; those run through it before were recorded as one ioctl each",
+                t.as_millis()
+            );
+        }
+        if let Some(e) = &self.failed {
+            eprintln!(
+                "syscluster: multicall.ko was loaded during the recording but its tracepoints could not be \
+                 attached ({e}): its multi-calls are recorded as one ioctl each, not call by call"
+            );
+        }
+    }
+}
+
 /// libbpf's messages: kept (not printed) while a recording sets up, so
 /// that a failure can say what libbpf saw.
 struct LibbpfLog {
