@@ -12,12 +12,12 @@
 //! the fit rests on — is not the difference between a quiet and a busy
 //! moment.
 
-use syscluster_model::calibration::KernelFixed;
 use crate::measure::MeasureOptions;
 use std::hint::black_box;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
+use syscluster_model::calibration::KernelFixed;
 
 /// The sizes fitted: one page (no write of a page or more shares a
 /// folio with the next) and coreutils' block; copy_file_range at the
@@ -92,12 +92,7 @@ pub fn fit(opts: &MeasureOptions, sizes: (usize, usize), call: &mut dyn FnMut(us
 /// for reading, `dst` a scratch file open for writing (truncated here
 /// every 8 MiB, amortized over the bytes as a program's own output file is
 /// at its open).
-pub fn fixed_costs(
-    opts: &MeasureOptions,
-    src: RawFd,
-    src_len: usize,
-    dst: RawFd,
-) -> io::Result<Vec<KernelFixed>> {
+pub fn fixed_costs(opts: &MeasureOptions, src: RawFd, src_len: usize, dst: RawFd) -> io::Result<Vec<KernelFixed>> {
     let mut buf = vec![0u8; COPY.1.max(READ_WRITE.1)];
     let mut out = Vec::new();
     let mut keep = |syscall: &str, sizes: (usize, usize), f: (f64, f64, f64, f64), what: String| {
