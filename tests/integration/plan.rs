@@ -205,7 +205,12 @@ fn lseek_read_become_pread_at_the_planned_sites() {
     let planned = counts(&under(&["--flush-interval", "60000", "--plan", s(&plan)], &[s(&sr), s(&data), "3000"]));
     assert_eq!(n(&base, "lseek"), 3000);
     assert_eq!(n(&planned, "lseek"), 1, "{planned:?}");
-    assert_eq!(n(&planned, "read"), n(&base, "read") - 3000);
+    // The reads became preads; what is left are the program's others and,
+    // in the planned run only, the guardian's start reading
+    // /proc/self/maps (it starts at the first pending offset: docs/RUNTIME.md,
+    // "Start-up").
+    let reads_left = n(&planned, "read") + 3000 - n(&base, "read");
+    assert!(reads_left <= 4, "{reads_left} reads more than the base's 3000 fewer: {planned:?}");
     // (and the supervisor's look at the instruction before each of the two
     // sites, to refuse raw syscall instructions)
     assert_eq!(n(&planned, "pread64"), n(&base, "pread64") + 3000 + 2);

@@ -31,10 +31,22 @@ pub fn syscluster_path() -> std::path::PathBuf {
 
 /// The `syscluster` binary under test. Cargo's LD_LIBRARY_PATH is removed:
 /// the dynamic loader would search it and change the calls programs make.
+///
+/// Its cache (`XDG_CACHE_HOME`: the calibrations) is the test run's own,
+/// empty at the start: no test depends on what `syscluster calibrate` left
+/// on this machine (a test that needs a calibration makes one, in a cache
+/// of its own).
 pub fn syscluster() -> Command {
     let mut c = Command::new(syscluster_path());
-    c.env_remove("LD_LIBRARY_PATH");
+    c.env_remove("LD_LIBRARY_PATH").env("XDG_CACHE_HOME", test_cache());
     c
+}
+
+/// The cache directory of this test run (removed when it ends, with the
+/// temporary directory it is in).
+pub fn test_cache() -> &'static Path {
+    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CACHE.get_or_init(|| tempfile::Builder::new().prefix("sc-test-cache-").tempdir().expect("temp dir")).path()
 }
 
 pub fn tmp() -> tempfile::TempDir {
