@@ -396,7 +396,7 @@ int __mc_uring_run(struct __mc_run *run, unsigned first, unsigned end, unsigned 
 			 * writes (an EFBIG must stop the chain: only the call run
 			 * directly raises SIGXFSZ) break the link when they fail or
 			 * fall short; the rest hold it. */
-			hard[cnt] = !((c[m].flags & (MC_CHECK | MC_PREDICT)) || is_write(c[m].nr) ||
+			hard[cnt] = !((c[m].flags & (MC_CHECK | MC_CHECK_FULL | MC_PREDICT)) || is_write(c[m].nr) ||
 				      pfi[cnt] >= 0);
 			cnt++;
 		}
@@ -465,7 +465,7 @@ int __mc_uring_run(struct __mc_run *run, unsigned first, unsigned end, unsigned 
 			ctx->stats.calls++;
 			if (pfi[x] >= 0 && r > 0)
 				pf[(int)pfi[x]].done += r;
-			if (r < 0 && (c[m].flags & MC_CHECK)) {
+			if (__mc_stops(c, m)) {
 				stopped = 1;
 				break;
 			}

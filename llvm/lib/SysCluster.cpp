@@ -236,6 +236,76 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
          (T->P == CmpInst::ICMP_EQ && T->C->isMinusOne());
 }
 
+/// The count argument of a read or write (its third), or null: the most a
+/// call transfers, so its result lies in [-1, count].
+const Value *countOf(const SyscallSite &S) {
+  CallBase *CB = S.Call;
+  if ((S.Name == "read" || S.Name == "write" || S.Name == "pread64" || S.Name == "pwrite64") &&
+      CB->arg_size() >= S.FirstArg + 3 && CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy(64))
+    return CB->getArgOperand(S.FirstArg + 2);
+  return nullptr;
+}
+
+/// Whether a count (as a long) is known not to be negative: then a failed
+/// call's -1 never equals it.
+bool countNonNegative(const Value *Count, const DataLayout &DL) {
+  return Count && isKnownNonNegative(Count, SimplifyQuery(DL));
+}
+
+/// Whether Res compared with N at Res's width is the call X's libc result
+/// compared with its count: Res is X's result (or a truncation of it to 32
+/// bits or more: a transfer is at most 0x7ffff000 bytes, so -1 and every
+/// count it can reach keep their value), and N is the count, or what the
+/// count sign-extends (a constant of the same value included).
+bool comparesWithCount(const Value *Res, const Value *N, const SyscallSite &X) {
+  const Value *Count = countOf(X);
+  if (!Count)
+    return false;
+  if (Res == X.Call)
+    return N == Count;
+  auto *T = dyn_cast<TruncInst>(Res);
+  if (!T || T->getOperand(0) != X.Call || T->getType()->getIntegerBitWidth() < 32)
+    return false;
+  if (auto *S = dyn_cast<SExtInst>(Count))
+    return S->getOperand(0) == N;
+  auto *CN = dyn_cast<ConstantInt>(N);
+  auto *CC = dyn_cast<ConstantInt>(Count);
+  return CN && CC && CN->getSExtValue() == CC->getSExtValue();
+}
+
+/// Whether Br leaves a chain that goes on to Next exactly when system call
+/// X did not transfer its whole count, for a block that does not return:
+/// `if (write(fd, buf, n) != n) err(...)` (or `< n` where n is not
+/// negative: the result is at most n), which treats a short transfer as an
+/// error, and a failure too.  §3.3.2 as for isFailureExit; the call gets
+/// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
+/// test (a failure counting as libc's -1).
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL) {
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return false;
+  unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
+  if (NextIdx == 2 || !doesNotReturn(Br->getSuccessor(1 - NextIdx)))
+    return false;
+  auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
+  if (!Cmp)
+    return false;
+  // The predicate that holds exactly when the branch goes to the handler.
+  CmpInst::Predicate P = NextIdx == 1 ? Cmp->getPredicate() : Cmp->getInversePredicate();
+  const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
+  for (int Swap = 0; Swap < 2; ++Swap) {
+    if (comparesWithCount(L, R, X)) {
+      if (P == CmpInst::ICMP_NE)
+        return true;
+      // result < count, with the result in [-1, count] and count >= 0.
+      if (P == CmpInst::ICMP_SLT && countNonNegative(countOf(X), DL))
+        return true;
+    }
+    std::swap(L, R);
+    P = CmpInst::getSwappedPredicate(P);
+  }
+  return false;
+}
+
 /// Whether V is the address of errno (or within it): libc's wrappers write
 /// it, so no load of it moves across a system call.
 bool isErrno(const Value *V) {
@@ -253,7 +323,8 @@ struct RegionShape {
     int Ref = -1;             // else: the result of call Ref
   };
   SmallVector<SyscallSite, 4> Calls;
-  SmallVector<bool, 4> Checked;
+  SmallVector<bool, 4> Checked; // MC_CHECK: a failure leaves for a handler
+  SmallVector<bool, 4> Full;    // MC_CHECK_FULL: a short transfer (or a failure) does
   SmallVector<SmallVector<Arg, 6>, 4> Args;
   SmallVector<LoadInst *, 4> Hoist;
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
@@ -592,15 +663,16 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
     // §3.3.2: a check that leaves for a handler that does not return
     // exactly when the call before it failed is mutually exclusive with
     // the rest of the region: the call becomes a checked call.
-    if (isFailureExit(Br, Chain[I + 1], LastAt[I]))
+    if (isFailureExit(Br, Chain[I + 1], LastAt[I]) ||
+        isShortExit(Br, Chain[I + 1], LastAt[I], M.getDataLayout()))
       continue;
     std::string Extra;
     if (Br && Br->isConditional())
       for (BasicBlock *Succ : Br->successors())
         if (Succ != Chain[I + 1] && doesNotReturn(Succ))
           Extra = " (its other side does not return, but it is not taken exactly when " +
-                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0): the §3.3.2 restructuring "
-                  "would run calls the program does not)";
+                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0) or transfers less than its "
+                  "count (result != count): the §3.3.2 restructuring would run calls the program does not)";
     return Refusal{"linearity", "a branch (" + describe(Chain[I]->getTerminator()) +
                                     ") lies between the calls" + Extra};
   }
@@ -999,8 +1071,9 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     }
     std::string Checked;
     for (size_t I = 0; I < Shape.Calls.size(); ++I)
-      if (Shape.Checked[I])
-        Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call);
+      if (Shape.Checked[I] || Shape.Full[I])
+        Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call) +
+                   (Shape.Full[I] ? " (short transfer)" : "");
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
@@ -1064,7 +1137,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         if (throughLossless(V, maxResult(Shape.Calls[Idx]), true) == Call)
           Ref = Idx;
       if (Ref >= 0) {
-        if (!Shape.Checked[Ref])
+        // The reference passes the raw result; the consumer runs only when
+        // the producer did not fail (MC_CHECK), or was whole
+        // (MC_CHECK_FULL) with a count that a failure's -1 cannot equal.
+        if (!Shape.Checked[Ref] && !(Shape.Full[Ref] && countNonNegative(countOf(Shape.Calls[Ref]), DL)))
           return Refusal{"argument safety",
                          "argument " + Twine(K + 1).str() + " of " + describe(CB) + " is the result of " +
                              describe(Shape.Calls[Ref].Call) +
@@ -1082,6 +1158,7 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
     Index[CB] = Shape.Calls.size();
     Shape.Calls.push_back(S);
     Shape.Checked.push_back(false);
+    Shape.Full.push_back(false);
     Shape.Args.push_back(std::move(Args));
     return std::nullopt;
   };
@@ -1103,6 +1180,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         const SyscallSite &Last = Shape.Calls.back();
         if (isFailureExit(Br, Chain[BI + 1], Last) && !Shape.Checked.back()) {
           Shape.Checked.back() = true;
+          continue;
+        }
+        if (isShortExit(Br, Chain[BI + 1], Last, DL) && !Shape.Full.back()) {
+          Shape.Full.back() = true;
           continue;
         }
         return Refusal{"linearity", "a branch (" + describe(&I) + ") lies between the calls and is not a check "
@@ -1231,7 +1312,7 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
   Type *Ptr = PointerType::get(Ctx, 0);
   // struct mc_call { long nr; long args[6]; long result; unsigned flags; unsigned char ref[6]; }
   StructType *CallTy = StructType::get(Ctx, {I64, ArrayType::get(I64, 6), I64, I32, ArrayType::get(I8, 6)});
-  const unsigned McCheck = 1; // MC_CHECK (multicall.h)
+  const unsigned McCheck = 1, McCheckFull = 4; // MC_CHECK, MC_CHECK_FULL (multicall.h)
   unsigned N = Shape.Calls.size();
 
   for (LoadInst *LI : Shape.Hoist)
@@ -1268,7 +1349,7 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
       B.CreateStore(ConstantInt::get(I8, Ref), field(I, 4, J));
     }
     B.CreateStore(ConstantInt::get(I64, 0), field(I, 2));
-    B.CreateStore(ConstantInt::get(I32, Shape.Checked[I] ? McCheck : 0), field(I, 3));
+    B.CreateStore(ConstantInt::get(I32, (Shape.Checked[I] ? McCheck : 0) | (Shape.Full[I] ? McCheckFull : 0)), field(I, 3));
   }
   auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
                                   "syscluster.region.runs");
