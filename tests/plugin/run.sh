@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Execution test of the compiler plugin (issue 12). Last, check_region
-# (below) does the same for straight-line regions (region_report.c).
+# and check_short (below) do the same for straight-line regions
+# (region_report.c; short_report.c, whose writes are checked `!= n`).
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
 # read's result, errno, both offsets and the buffer printed) built by
@@ -184,6 +185,36 @@ check_region() {
   cd "$T"
 }
 check_region
+
+# The same with writes checked `!= n` (short_report.c): a short write is an
+# error the program sends to err(3). Each write becomes a call checked full
+# (MC_CHECK_FULL; the last of a region keeps its own test after it): a short or failed write must stop the multi-call, leave
+# the record unwritten and run the handler, as the calls one by one do.
+check_short() {
+  local src=$ROOT/tests/plugin/short_report.c v
+  mkdir -p "$T/short" && cd "$T/short"
+  mkdir -p plain assume empty
+  head -c 8000 /dev/urandom > in
+  "$CLANG" -O2 -g "$src" -o plain/short_report
+  "$BIN" record -q -o rec.json -- plain/short_report in out 1000 > /dev/null
+  "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
+  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "$src" -o assume/short_report
+  grep -q 'became one multi-call of 2 calls.*checked, its error handler kept.*write at short_report.c:[0-9]* (short transfer)' \
+    remarks/*.opt.yaml || fail "short: the writes checked != n were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced' remarks/*.opt.yaml)"
+  verify "short" -- "$PWD/plain/short_report" "$PWD/in" out 1000 ::: "$PWD/assume/short_report" "$PWD/in" out 1000
+  for fault in write:short@4 write:short@3 write:ENOSPC@5 read:short=50@7 read:short=5@9 write:short@1501 \
+               write:EIO@1998 lseek:EBADF@700; do
+    verify "short-$fault" --inject "$fault" -- "$PWD/plain/short_report" "$PWD/in" out 1000 ::: \
+      "$PWD/assume/short_report" "$PWD/in" out 1000
+  done
+  # A short write took the handler in both (err's exit status), a short
+  # read did not (the record written whole is as long as the read).
+  grep -q '^  exit  *6  *6$' short-write:short@4.verify || fail "short: write:short@4 did not exit 6 in both"
+  grep -q '^  exit  *5  *5$' short-write:short@3.verify || fail "short: write:short@3 did not exit 5 in both"
+  grep -q '^  exit  *0  *0$' short-read:short=50@7.verify || fail "short: read:short=50@7 did not exit 0 in both"
+  cd "$T"
+}
+check_short
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"
