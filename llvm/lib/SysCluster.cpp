@@ -373,11 +373,11 @@ private:
   void collectSites();
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
-  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
+  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
-  std::optional<Refusal> checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+  std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
-  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
                                          std::string &Estimate);
@@ -571,7 +571,8 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
         Edges.emplace_back(A, B, std::min(Recorded.lookup(A), Recorded.lookup(B)));
         continue;
       }
-      if (auto Why = checkWriteReadLoop(*A, *B)) {
+      uint64_t Spec = 0;
+      if (auto Why = checkWriteReadLoop(*A, *B, C, Spec)) {
         missed(A->S.Call, "NotReplaced",
                Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
                    Why->Condition + ": " + Why->Detail);
@@ -579,7 +580,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       }
       unsigned long MinBlocks = 0;
       std::string Estimate;
-      if (auto Why = checkGain(*B, Recorded.lookup(B), MinBlocks, Estimate)) {
+      if (auto Why = checkGain(*B, Spec, Recorded.lookup(B), MinBlocks, Estimate)) {
         missed(A->S.Call, "NoGain",
                Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
                    Why->Condition + ": " + Why->Detail);
@@ -588,10 +589,14 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       std::string Msg = Name + ": the loop of " + describe(*A) + " -> " + describe(*B) +
                         " became one looped multi-call (libmulticall mc_run_loop, auto backend: "
                         "copy_file_range between regular files, the calls as they are elsewhere); " +
+                        (Spec ? "specialized (§3.4) for the read's count " + Twine(Spec).str() +
+                                    ", the plan's value profile: a guard runs the loop as written for any "
+                                    "other count; "
+                              : std::string()) +
                         Estimate;
       const CallBase *At = A->S.Call;
       ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-      Instruction *MC = replaceWriteReadLoop(*A, *B, MinBlocks);
+      Instruction *MC = replaceWriteReadLoop(*A, *B, MinBlocks, Spec);
       Replaced[A->S.Call] = {MC, C.Id};
       Replaced[B->S.Call] = {MC, C.Id};
       Changed.insert(F);
@@ -724,7 +729,9 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
 /// Beyond the five conditions: what replacing the rotated copy loop
 ///   L: p = phi [init, pre], [r, L];  write(out, wbuf, p);  r = read(in, rbuf, C);  br r > 0, L, exit
 /// by __syscluster_write_read_loop(out, wbuf, in, rbuf, C, init) needs.
-std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site &R) {
+std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C,
+                                                       uint64_t &Spec) {
+  Spec = 0;
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -745,11 +752,27 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
         !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
       return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
   }
-  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
-  if (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so "
-                                      "the write's count cannot be proved to be the read's result"};
-  uint64_t Max = Count->getZExtValue();
+  Value *CountV = CR->getArgOperand(2);
+  auto *Count = dyn_cast<ConstantInt>(CountV);
+  if (!Count) {
+    // §3.4, value specialization: the count the plan's value profile
+    // shows in most calls, behind a guard; any other runs the loop.
+    std::optional<int64_t> K;
+    for (const PlanCall &PC : C.Calls)
+      if (PC.Syscall == "read")
+        for (const auto &[Name, V] : PC.Args)
+          if (Name == "count")
+            K = V;
+    auto *CI = dyn_cast<Instruction>(CountV);
+    if (K && *K > 0 && *K < (int64_t(1) << 31) && !(CI && CI->getParent() == L))
+      Spec = uint64_t(*K);
+  }
+  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
+                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
+                                                                   "computed before the loop)") +
+                                          ", so the write's count cannot be proved to be the read's result"};
+  uint64_t Max = Spec ? Spec : Count->getZExtValue();
   if (R.S.Fortified) {
     auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
     if (!Len || Len->getZExtValue() < Max)
@@ -834,10 +857,11 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   Value *Init = Carried->getIncomingValueForBlock(Pre);
   auto *InitCall = dyn_cast<CallBase>(Init);
   auto InitS = InitCall ? recognizeSyscall(*InitCall) : std::nullopt;
-  auto *InitCount = InitS && InitS->Name == "read" && !InitS->FirstArg
-                        ? dyn_cast<ConstantInt>(InitCall->getArgOperand(2))
-                        : nullptr;
-  if (!InitCount || InitCount->getZExtValue() > Max ||
+  Value *InitCountV = InitS && InitS->Name == "read" && !InitS->FirstArg ? InitCall->getArgOperand(2) : nullptr;
+  auto *InitCount = dyn_cast_or_null<ConstantInt>(InitCountV);
+  // Specialized: the guard read's count is the loop's (the guard tests it).
+  bool InitOk = Spec ? InitCountV == CountV : InitCount && InitCount->getZExtValue() <= Max;
+  if (!InitOk ||
       !continuesWhilePositive(dyn_cast<BranchInst>(Pre->getTerminator()), L, InitCall, Max))
     return Refusal{"argument safety", "the loop's first write count is not a read's result tested > 0 "
                                       "before the loop"};
@@ -852,8 +876,15 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
       auto *UI = dyn_cast<Instruction>(U);
       if (!UI || UI->getParent() == L)
         continue;
-      if (&I == CR || (isa<CastInst>(I) && I.getOperand(0) == CR))
+      if (&I == CR || (isa<CastInst>(I) && I.getOperand(0) == CR)) {
+        // Specialized, the loop stays beside the multi-call: its values
+        // reach the code after it only through the exit's phis, which
+        // then get the multi-call's too.
+        if (Spec && !(isa<PHINode>(UI) && is_contained(successors(L), UI->getParent())))
+          return Refusal{"safety", describe(&I) + " is used after the loop other than by a phi of its exit: "
+                                                  "the specialized loop (§3.4) cannot keep the original beside it"};
         continue;
+      }
       return Refusal{"safety", describe(&I) + " computed in the loop is used after it"};
     }
 
@@ -912,7 +943,7 @@ std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibr
 /// the profile gives the blocks a run copies at this read.  Fills MinBlocks
 /// (the blocks left below which the replacement runs the loop as written)
 /// and a sentence on the estimate.
-std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                               std::string &Estimate) {
   MinBlocks = 0;
   const Calibration *C = nullptr;
@@ -920,7 +951,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
     return Why;
   if (!C)
     return std::nullopt;
-  uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
+  // checkWriteReadLoop: a constant, or the specialized one.
+  uint64_t Block = Spec ? Spec : cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue();
   double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
@@ -938,7 +970,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
   return std::nullopt;
 }
 
-Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks) {
+Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks,
+                                               uint64_t Spec) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -973,7 +1006,8 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, uns
   FunctionCallee Loop = M.getOrInsertFunction(
       "__syscluster_write_read_loop", FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64, I64}, false));
   Value *Args[] = {arg(CW->getArgOperand(0)), arg(CW->getArgOperand(1)), arg(CR->getArgOperand(0)),
-                   arg(CR->getArgOperand(1)), CR->getArgOperand(2), Carried->getIncomingValueForBlock(Pre),
+                   arg(CR->getArgOperand(1)), Spec ? ConstantInt::get(I64, Spec) : CR->getArgOperand(2),
+                   Carried->getIncomingValueForBlock(Pre),
                    ConstantInt::get(I64, MinBlocks)};
   CallInst *Last = B.CreateCall(Loop, Args);
   Last->setDebugLoc(CR->getDebugLoc());
@@ -988,6 +1022,25 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, uns
       After[C] = B.CreateCast(C->getOpcode(), Last, C->getType());
   B.CreateBr(Exit);
 
+  if (Spec) {
+    // §3.4: the guard sends the profiled count to the multi-call and every
+    // other to the loop as written, which stays.
+    BasicBlock *G = BasicBlock::Create(Ctx, "syscluster.spec", &F, N);
+    IRBuilder<> GB(G);
+    GB.SetCurrentDebugLocation(CR->getDebugLoc());
+    GB.CreateCondBr(GB.CreateICmpEQ(CR->getArgOperand(2), ConstantInt::get(I64, Spec), "syscluster.spec.count"),
+                    N, L);
+    Pre->getTerminator()->replaceSuccessorWith(L, G);
+    L->replacePhiUsesWith(Pre, G);
+    for (PHINode &Phi : Exit->phis()) {
+      int Idx = Phi.getBasicBlockIndex(L);
+      if (Idx < 0)
+        continue;
+      Value *V = Phi.getIncomingValue(Idx);
+      Phi.addIncoming(After.count(V) ? After[V] : V, N);
+    }
+    return Last;
+  }
   Pre->getTerminator()->replaceSuccessorWith(L, N);
   for (PHINode &Phi : Exit->phis()) {
     int Idx = Phi.getBasicBlockIndex(L);
