@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Execution test of the compiler plugin (issue 12). Last, check_region
 # and check_short (below) do the same for straight-line regions
-# (region_report.c; short_report.c, whose writes are checked `!= n`).
+# (region_report.c; short_report.c, whose writes are checked `!= n`),
+# check_spec for a copy loop specialized on its profiled block size.
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
 # read's result, errno, both offsets and the buffer printed) built by
@@ -215,6 +216,40 @@ check_short() {
   cd "$T"
 }
 check_short
+
+# Value specialization (§3.4): spec_copy.c's block size is a variable; the
+# plan recorded at 4096 gives the read's count 4096 (`args`), so the loop
+# becomes the looped multi-call behind a guard on the count, the loop as
+# written for every other one. Both sides are compared, with faults.
+check_spec() {
+  local src=$ROOT/tests/plugin/spec_copy.c bs fault before after
+  mkdir -p "$T/spec" && cd "$T/spec"
+  mkdir -p plain assume empty
+  head -c 300000 /dev/urandom > in
+  "$CLANG" -O2 -g "$src" -o plain/spec_copy
+  "$BIN" record -q -o rec.json -- plain/spec_copy in out 4096 > /dev/null
+  "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
+  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "$src" -o assume/spec_copy
+  grep -q 'specialized (§3.4) for the read' remarks/*.opt.yaml ||
+    fail "spec: the loop was not specialized: $(grep -h -A4 'Name:.*Clustered\|NotReplaced' remarks/*.opt.yaml)"
+  for bs in 4096 1000 4095; do
+    verify "spec-$bs" -- "$PWD/plain/spec_copy" "$PWD/in" out $bs ::: "$PWD/assume/spec_copy" "$PWD/in" out $bs
+    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6; do
+      verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec_copy" "$PWD/in" out $bs ::: \
+        "$PWD/assume/spec_copy" "$PWD/in" out $bs
+    done
+  done
+  # The guard's fast side is the multi-call (between files, copy_file_range:
+  # fewer crossings); any other block size crosses as the loop as written.
+  read -r before after < <(grep '^  crossings' spec-4096.verify | awk '{print $2, $3}')
+  echo "plugin test: spec: crossings at 4096 B blocks: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "spec: no fewer crossings at 4096 ($before -> $after)"
+  read -r before after < <(grep '^  crossings' spec-1000.verify | awk '{print $2, $3}')
+  echo "plugin test: spec: crossings at 1000 B blocks: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -eq "$before" ] || fail "spec: the unspecialized count did not run the loop as written ($before -> $after)"
+  cd "$T"
+}
+check_spec
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"
