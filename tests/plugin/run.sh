@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Execution test of the compiler plugin (issue 12). Last, check_region
-# and check_short (below) do the same for straight-line regions
-# (region_report.c; short_report.c, whose writes are checked `!= n`),
+# and check_full (below) do the same for straight-line regions
+# (region_report.c; built with -DFULL_CHECKS, its writes checked `!= n`),
 # check_spec for a copy loop specialized on its profiled block size.
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
@@ -187,56 +187,65 @@ check_region() {
 }
 check_region
 
-# The same with writes checked `!= n` (short_report.c): a short write is an
-# error the program sends to err(3). Each write becomes a call checked full
-# (MC_CHECK_FULL; the last of a region keeps its own test after it): a short or failed write must stop the multi-call, leave
-# the record unwritten and run the handler, as the calls one by one do.
-check_short() {
-  local src=$ROOT/tests/plugin/short_report.c v
-  mkdir -p "$T/short" && cd "$T/short"
+# build_recorded NAME SRC ARGS... [-- CFLAGS...]: in $T/NAME, NAME built by
+# clang-19 (plain/), recorded running with ARGS, advised, and rebuilt by
+# `syscluster cc --assume-gain` from that plan (assume/, remarks in
+# remarks/).
+build_recorded() {
+  local name=$1 src=$2 args=() flags=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  [ $# -eq 0 ] || { shift; flags=("$@"); }
+  mkdir -p "$T/$name" && cd "$T/$name"
   mkdir -p plain assume empty
-  head -c 8000 /dev/urandom > in
-  "$CLANG" -O2 -g "$src" -o plain/short_report
-  "$BIN" record -q -o rec.json -- plain/short_report in out 1000 > /dev/null
+  "$CLANG" -O2 -g "${flags[@]}" "$src" -o "plain/$name"
+  "$BIN" record -q -o rec.json -- "plain/$name" "${args[@]}" > /dev/null
   "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
-  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "$src" -o assume/short_report
-  grep -q 'became one multi-call of 2 calls.*checked, its error handler kept.*write at short_report.c:[0-9]* (short transfer)' \
-    remarks/*.opt.yaml || fail "short: the writes checked != n were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced' remarks/*.opt.yaml)"
-  verify "short" -- "$PWD/plain/short_report" "$PWD/in" out 1000 ::: "$PWD/assume/short_report" "$PWD/in" out 1000
+  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "${flags[@]}" "$src" -o "assume/$name"
+}
+
+# The same with writes checked `!= n` (region_report.c -DFULL_CHECKS): a
+# short write is an error the program sends to err(3). The header write
+# becomes a call checked full (MC_CHECK_FULL; the last call of a region
+# keeps its own test after it): a short or failed write must stop the
+# multi-call, leave the record unwritten and run the handler, as the calls
+# one by one do.
+check_full() {
+  local fault
+  mkdir -p "$T/full" && head -c 8000 /dev/urandom > "$T/full/in"
+  build_recorded full "$ROOT/tests/plugin/region_report.c" "$T/full/in" out 1000 -- -DFULL_CHECKS
+  grep -q 'became one multi-call of 2 calls.*checked, its error handler kept.*write at region_report.c:[0-9]* (short transfer)' \
+    remarks/*.opt.yaml || fail "full: the writes checked != n were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced' remarks/*.opt.yaml)"
+  verify "full" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: "$PWD/assume/full" "$PWD/in" out 1000
   for fault in write:short@4 write:short@3 write:ENOSPC@5 read:short=50@7 read:short=5@9 write:short@1501 \
                write:EIO@1998 lseek:EBADF@700; do
-    verify "short-$fault" --inject "$fault" -- "$PWD/plain/short_report" "$PWD/in" out 1000 ::: \
-      "$PWD/assume/short_report" "$PWD/in" out 1000
+    verify "full-$fault" --inject "$fault" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: \
+      "$PWD/assume/full" "$PWD/in" out 1000
   done
   # A short write took the handler in both (err's exit status), a short
   # read did not (the record written whole is as long as the read).
-  grep -q '^  exit  *6  *6$' short-write:short@4.verify || fail "short: write:short@4 did not exit 6 in both"
-  grep -q '^  exit  *5  *5$' short-write:short@3.verify || fail "short: write:short@3 did not exit 5 in both"
-  grep -q '^  exit  *0  *0$' short-read:short=50@7.verify || fail "short: read:short=50@7 did not exit 0 in both"
+  grep -q '^  exit  *6  *6$' full-write:short@4.verify || fail "full: write:short@4 did not exit 6 in both"
+  grep -q '^  exit  *5  *5$' full-write:short@3.verify || fail "full: write:short@3 did not exit 5 in both"
+  grep -q '^  exit  *0  *0$' full-read:short=50@7.verify || fail "full: read:short=50@7 did not exit 0 in both"
   cd "$T"
 }
-check_short
+check_full
 
 # Value specialization (§3.4): spec_copy.c's block size is a variable; the
 # plan recorded at 4096 gives the read's count 4096 (`args`), so the loop
 # becomes the looped multi-call behind a guard on the count, the loop as
 # written for every other one. Both sides are compared, with faults.
 check_spec() {
-  local src=$ROOT/tests/plugin/spec_copy.c bs fault before after
-  mkdir -p "$T/spec" && cd "$T/spec"
-  mkdir -p plain assume empty
-  head -c 300000 /dev/urandom > in
-  "$CLANG" -O2 -g "$src" -o plain/spec_copy
-  "$BIN" record -q -o rec.json -- plain/spec_copy in out 4096 > /dev/null
-  "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
-  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "$src" -o assume/spec_copy
+  local bs fault before after
+  mkdir -p "$T/spec" && head -c 300000 /dev/urandom > "$T/spec/in"
+  build_recorded spec "$ROOT/tests/plugin/spec_copy.c" "$T/spec/in" out 4096
   grep -q 'specialized (§3.4) for the read' remarks/*.opt.yaml ||
     fail "spec: the loop was not specialized: $(grep -h -A4 'Name:.*Clustered\|NotReplaced' remarks/*.opt.yaml)"
   for bs in 4096 1000 4095; do
-    verify "spec-$bs" -- "$PWD/plain/spec_copy" "$PWD/in" out $bs ::: "$PWD/assume/spec_copy" "$PWD/in" out $bs
+    verify "spec-$bs" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: "$PWD/assume/spec" "$PWD/in" out $bs
     for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6; do
-      verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec_copy" "$PWD/in" out $bs ::: \
-        "$PWD/assume/spec_copy" "$PWD/in" out $bs
+      verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: \
+        "$PWD/assume/spec" "$PWD/in" out $bs
     done
   done
   # The guard's fast side is the multi-call (between files, copy_file_range:
