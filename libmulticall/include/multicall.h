@@ -66,7 +66,9 @@ struct mc_call {
 				 * (-1 for any failure, as libc returns it) is the
 				 * count argument (args[2], or the result it refers
 				 * to) -- a short transfer is a failure, as
-				 * `if (write(fd, buf, n) != n) err(...)` treats it.
+				 * `if (write(fd, buf, n) != n) err(...)` treats it;
+				 * lseek with a literal SEEK_SET: unless it is the
+				 * offset (args[1]), `lseek(fd, pos, 0) != pos`.
 				 * Not in the kernel module's ABI 1: a multi-call
 				 * holding it runs on another backend. */
 #define MC_CALL_FLAGS (MC_CHECK | MC_PREDICT | MC_CHECK_FULL)

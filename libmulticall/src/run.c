@@ -30,9 +30,13 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
-		/* A short-transfer check needs a count, and in a loop body a
-		 * reference may name the previous iteration's result. */
-		if ((c[i].flags & MC_CHECK_FULL) && (loop || !predictable(c[i].nr)))
+		/* A short-transfer check needs a count (or lseek's literal
+		 * SEEK_SET, whose result is the offset asked for), and in a
+		 * loop body a reference may name the previous iteration's
+		 * result. */
+		if ((c[i].flags & MC_CHECK_FULL) &&
+		    (loop || !(predictable(c[i].nr) ||
+			       (c[i].nr == SYS_lseek && !c[i].ref[2] && c[i].args[2] == SEEK_SET))))
 			return -EINVAL;
 		if (__mc_likely(!__mc_has_refs(&c[i])))
 			continue;

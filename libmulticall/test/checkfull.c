@@ -9,6 +9,7 @@
  * counts given by a reference to an earlier read.  Every backend must give
  * direct's record, and direct's stop index is checked against the rule.
  * A failure counts as libc's -1 (a count of (size_t)-1 is met by it).
+ * lseek(SEEK_SET) checked full: its result must be the offset.
  * Refused: the flag on a call without a count, and in a loop body.
  */
 #include "harness.h"
@@ -129,6 +130,39 @@ static void ref_count(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, 
 	close(out);
 }
 
+/* lseek(fd, pos, SEEK_SET) != pos then a read, as fsck.fat's fs_read:
+ * the seek is checked full (its result must be the offset asked for),
+ * fused with the read into a preadv where the calibration allows.  A
+ * negative offset fails (EINVAL) and stops it; pos == -1 does not (libc's
+ * -1 is the offset asked for, so the program goes on). */
+struct scase {
+	long pos;
+	int expect;
+};
+
+static void seek_read(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *arg)
+{
+	const struct scase *k = arg;
+	struct mc_call c[3];
+	int fd, ret;
+
+	t_write_file(t_path(dir, "in"), 1000, 5);
+	fd = t_open(t_path(dir, "in"), O_RDONLY);
+	memset(bufs, 0xee, 2 * 4096);
+	mc_prep_lseek(&c[0], fd, k->pos, SEEK_SET);
+	mc_set_check_full(&c[0]);
+	mc_prep_read(&c[1], fd, bufs[0], 100);
+	mc_prep_read(&c[2], fd, bufs[1], 100);
+	ret = mc_run(ctx, c, 3);
+	T_ASSERT(ret == k->expect, "%s: lseek to %ld: ret %d, expected %d", mc_backend_name(t_backend_of(ctx)),
+		 k->pos, ret, k->expect);
+	t_rec(o, "ret", ret);
+	t_rec_calls(o, "c", c, 3);
+	t_rec_fd_offset(o, "offset", fd);
+	t_rec_mem(o, "bufs", bufs, 2 * 4096);
+	close(fd);
+}
+
 /* The test is the program's, on libc's result: a failed write whose count
  * is (size_t)-1 returns -1, which equals the count, so the chain goes on. */
 static void minus_one(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *arg)
@@ -171,6 +205,9 @@ static void refusals(void)
 	mc_prep_write(&c[1], fd, bufs[0], 16);
 	mc_set_check_full(&c[1]);
 	T_ASSERT(mc_run_loop(ctx, c, 2, &loop, &it) == -EINVAL, "MC_CHECK_FULL in a loop body accepted");
+	mc_prep_lseek(&c[0], fd, 0, SEEK_CUR);
+	mc_set_check_full(&c[0]);
+	T_ASSERT(mc_run(ctx, c, 1) == -EINVAL, "MC_CHECK_FULL on lseek(SEEK_CUR) accepted");
 	close(fd);
 	mc_ctx_free(ctx);
 }
@@ -213,6 +250,14 @@ int main(void)
 		t_compare(what, ref_count, (void *)&fc[i]);
 	}
 	t_compare("a failed write of (size_t)-1 bytes equals its count", minus_one, NULL);
+	{
+		static const struct scase sc[] = { { 0, 3 }, { 500, 3 }, { 5000, 3 }, { -5, 0 }, { -1, 3 } };
+
+		for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+			snprintf(what, sizeof(what), "lseek to %ld checked full, two reads", sc[i].pos);
+			t_compare(what, seek_read, (void *)&sc[i]);
+		}
+	}
 	refusals();
 	return t_finish();
 }

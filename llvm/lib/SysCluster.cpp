@@ -236,13 +236,25 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
          (T->P == CmpInst::ICMP_EQ && T->C->isMinusOne());
 }
 
-/// The count argument of a read or write (its third), or null: the most a
-/// call transfers, so its result lies in [-1, count].
+bool isTransfer(const SyscallSite &S) {
+  return S.Name == "read" || S.Name == "write" || S.Name == "pread64" || S.Name == "pwrite64";
+}
+
+/// What a call asks for, as its result gives it back in full: the count
+/// argument of a read or write (its third: the result lies in [-1, count]),
+/// the offset of lseek(fd, offset, SEEK_SET) (the result is -1 or it); or
+/// null.  libmulticall's MC_CHECK_FULL compares the result with the same
+/// argument.
 const Value *countOf(const SyscallSite &S) {
   CallBase *CB = S.Call;
-  if ((S.Name == "read" || S.Name == "write" || S.Name == "pread64" || S.Name == "pwrite64") &&
-      CB->arg_size() >= S.FirstArg + 3 && CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy(64))
+  if (CB->arg_size() < S.FirstArg + 3 || !CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy())
+    return nullptr;
+  if (isTransfer(S) && CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy(64))
     return CB->getArgOperand(S.FirstArg + 2);
+  auto *Whence = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2));
+  if (S.Name == "lseek" && Whence && Whence->isZero() &&
+      CB->getArgOperand(S.FirstArg + 1)->getType()->isIntegerTy(64))
+    return CB->getArgOperand(S.FirstArg + 1);
   return nullptr;
 }
 
@@ -264,7 +276,7 @@ bool comparesWithCount(const Value *Res, const Value *N, const SyscallSite &X) {
   if (Res == X.Call)
     return N == Count;
   auto *T = dyn_cast<TruncInst>(Res);
-  if (!T || T->getOperand(0) != X.Call || T->getType()->getIntegerBitWidth() < 32)
+  if (!T || T->getOperand(0) != X.Call || T->getType()->getIntegerBitWidth() < 32 || !isTransfer(X))
     return false;
   if (auto *S = dyn_cast<SExtInst>(Count))
     return S->getOperand(0) == N;
@@ -277,7 +289,7 @@ bool comparesWithCount(const Value *Res, const Value *N, const SyscallSite &X) {
 /// X did not transfer its whole count, for a block that does not return:
 /// `if (write(fd, buf, n) != n) err(...)` (or `< n` where n is not
 /// negative: the result is at most n), which treats a short transfer as an
-/// error, and a failure too.  §3.3.2 as for isFailureExit; the call gets
+/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.  §3.3.2 as for isFailureExit; the call gets
 /// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
 /// test (a failure counting as libc's -1).
 bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL) {
@@ -676,8 +688,8 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
       for (BasicBlock *Succ : Br->successors())
         if (Succ != Chain[I + 1] && doesNotReturn(Succ))
           Extra = " (its other side does not return, but it is not taken exactly when " +
-                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0) or transfers less than its "
-                  "count (result != count): the §3.3.2 restructuring would run calls the program does not)";
+                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0) or falls short (result != its "
+                  "count, or lseek's SEEK_SET offset): the §3.3.2 restructuring would run calls the program does not)";
     return Refusal{"linearity", "a branch (" + describe(Chain[I]->getTerminator()) +
                                     ") lies between the calls" + Extra};
   }
@@ -1126,7 +1138,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     for (size_t I = 0; I < Shape.Calls.size(); ++I)
       if (Shape.Checked[I] || Shape.Full[I])
         Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call) +
-                   (Shape.Full[I] ? " (short transfer)" : "");
+                   (!Shape.Full[I] ? "" : isTransfer(Shape.Calls[I]) ? " (short transfer)" : " (result != offset)");
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
@@ -1402,7 +1414,8 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
       B.CreateStore(ConstantInt::get(I8, Ref), field(I, 4, J));
     }
     B.CreateStore(ConstantInt::get(I64, 0), field(I, 2));
-    B.CreateStore(ConstantInt::get(I32, (Shape.Checked[I] ? McCheck : 0) | (Shape.Full[I] ? McCheckFull : 0)), field(I, 3));
+    unsigned Flags = (Shape.Checked[I] ? McCheck : 0) | (Shape.Full[I] ? McCheckFull : 0);
+    B.CreateStore(ConstantInt::get(I32, Flags), field(I, 3));
   }
   auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
                                   "syscluster.region.runs");

@@ -48,7 +48,8 @@ static unsigned run_plain(struct mc_call *calls, unsigned n)
 		if (calls[i].result == -1)
 			calls[i].result = -errno;
 		if ((calls[i].result < 0 && (calls[i].flags & MC_CHECK)) ||
-		    ((calls[i].flags & MC_CHECK_FULL) && (calls[i].result < 0 ? -1 : calls[i].result) != a[2])) {
+		    ((calls[i].flags & MC_CHECK_FULL) &&
+		     (calls[i].result < 0 ? -1 : calls[i].result) != a[calls[i].nr == SYS_lseek ? 1 : 2])) {
 			for (j = i + 1; j < n; j++)
 				calls[j].result = -ECANCELED;
 			break;

@@ -79,7 +79,7 @@ long short_other(int in, int out, char *buf, long n)
         exit(1);
     return read(in, buf, 4096);      // sc: read short_other
 }
-// CHECK: remark: plan cluster #6 (copy-offload): write at linearity.c:78 -> read at linearity.c:80 is not a clusterable region: linearity: a branch (br at linearity.c:78) lies between the calls (its other side does not return, but it is not taken exactly when write at linearity.c:78 fails (result < 0) or transfers less than its count (result != count): the §3.3.2 restructuring would run calls the program does not)
+// CHECK: remark: plan cluster #6 (copy-offload): write at linearity.c:78 -> read at linearity.c:80 is not a clusterable region: linearity: a branch (br at linearity.c:78) lies between the calls (its other side does not return, but it is not taken exactly when write at linearity.c:78 fails (result < 0) or falls short (result != its count, or lseek's SEEK_SET offset): the §3.3.2 restructuring would run calls the program does not)
 
 long short_signed(int in, int out, char *buf, long n)
 {
