@@ -318,6 +318,26 @@ bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite
   return false;
 }
 
+/// Whether the pure instruction I, computed between a region's calls, is a
+/// function of values from before the region only (InRegion: what lies
+/// between): then it can move in front of the region (§3.3.1: no side
+/// effects, it terminates, it does not depend on the calls) — clang often
+/// leaves a count's `sext` next to the call that uses it.  Appends what
+/// moves to Order, operands first.
+bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
+                 SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0) {
+  if (Depth > 4 || isa<PHINode>(I) || I->mayHaveSideEffects() || I->mayReadOrWriteMemory() ||
+      !isSafeToSpeculativelyExecute(I) || isa<CallBase>(I))
+    return false;
+  for (Value *Op : I->operands())
+    if (auto *OI = dyn_cast<Instruction>(Op); OI && InRegion.count(OI) && !is_contained(Order, OI))
+      if (!movesBefore(OI, InRegion, Order, Depth + 1))
+        return false;
+  if (!is_contained(Order, I))
+    Order.push_back(I);
+  return true;
+}
+
 /// Whether V is the address of errno (or within it): libc's wrappers write
 /// it, so no load of it moves across a system call.
 bool isErrno(const Value *V) {
@@ -339,6 +359,7 @@ struct RegionShape {
   SmallVector<bool, 4> Full;    // MC_CHECK_FULL: a short transfer (or a failure) does
   SmallVector<SmallVector<Arg, 6>, 4> Args;
   SmallVector<LoadInst *, 4> Hoist;
+  SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
 };
 
@@ -721,16 +742,19 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
 
   // 4. Argument safety: b's arguments are constants, values defined outside
   // the region, or a's result.
-  SmallPtrSet<Instruction *, 16> InRegion(Between.begin(), Between.end());
+  SmallPtrSet<const Instruction *, 16> InRegion(Between.begin(), Between.end());
+  InRegion.insert(IA);
   for (unsigned K = B.S.FirstArg; K < IB->arg_size(); ++K) {
     Value *V = IB->getArgOperand(K);
     if (isa<Constant>(V))
       continue;
     auto *I = dyn_cast<Instruction>(V);
-    if (!I || (!InRegion.count(I) && I != IA))
+    if (!I || !InRegion.count(I))
       continue;
+    SmallVector<Instruction *, 4> Moved;
     if (I == IA || throughLossless(I, ~uint64_t(0) >> 1, true) == IA ||
-        isa<LoadInst>(I)) // a load independent of a (checked above) moves before the region
+        isa<LoadInst>(I) || // a load independent of a (checked above) moves before the region
+        movesBefore(I, InRegion, Moved))
       continue;
     return Refusal{"argument safety", "argument " + Twine(K - B.S.FirstArg + 1).str() + " of " + describe(B) +
                                           " is an expression computed between the calls (" + describe(I) + ")"};
@@ -1213,8 +1237,16 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
                              "multi-call's reference would pass -errno"};
         A.Ref = Ref;
       } else if (I && Pure.count(I)) {
-        return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
-                                              " is an expression computed between the calls (" + describe(I) + ")"};
+        // Pure code on values from before the region moves in front of it.
+        SmallPtrSet<const Instruction *, 16> InRegion(Pure.begin(), Pure.end());
+        InRegion.insert(Hoisted.begin(), Hoisted.end());
+        for (auto &[Call, Idx] : Index)
+          InRegion.insert(Call);
+        if (!movesBefore(I, InRegion, Shape.Moved))
+          return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                                " is an expression computed between the calls (" + describe(I) +
+                                                ") on values of the region"};
+        A.Literal = V;
       } else {
         A.Literal = V; // a constant, an argument, defined before the region, or a load moved before it
       }
@@ -1382,6 +1414,8 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
 
   for (LoadInst *LI : Shape.Hoist)
     LI->moveBefore(First);
+  for (Instruction *I : Shape.Moved)
+    I->moveBefore(First);
   IRBuilder<> EB(&F.getEntryBlock(), F.getEntryBlock().getFirstInsertionPt());
   ArrayType *ArrTy = ArrayType::get(CallTy, N);
   AllocaInst *Arr = EB.CreateAlloca(ArrTy, nullptr, "syscluster.calls");
