@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The io_uring backend: a run of expressible calls becomes one chain of
  * linked requests.  Checked calls are IOSQE_IO_LINK (a failure cancels the
- * rest, as direct stops), unchecked ones IOSQE_IO_HARDLINK (the chain goes
- * on).  A link that breaks on a short, non-negative result, or on a
+ * rest, as direct stops; so does a short read or write, for MC_CHECK_FULL),
+ * unchecked ones IOSQE_IO_HARDLINK (the chain goes on).  A link that breaks on a short, non-negative result, or on a
  * guarded prediction, is resumed from the next call with the real value.
  *
  * Only calls that cannot wait indefinitely go to the ring (regular files,
