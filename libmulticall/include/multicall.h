@@ -5,7 +5,8 @@
  * program's error handling intact.
  *
  * A multi-call is an array of struct mc_call run in order.  A call marked
- * MC_CHECK that fails (negative result) stops the chain and mc_run returns
+ * MC_CHECK that fails (negative result), or one marked MC_CHECK_FULL that
+ * does not transfer its whole count, stops the chain and mc_run returns
  * its index; otherwise mc_run returns n.  Results of executed calls are
  * filled in (-errno on error), calls not executed get -ECANCELED.  An
  * argument is a literal or the result of an earlier call (ref).
@@ -51,7 +52,7 @@ struct mc_call {
 	long nr;              /* syscall number (SYS_write, ...) */
 	long args[6];
 	long result;          /* filled in: the syscall's return value, -errno on error */
-	unsigned flags;       /* MC_CHECK, MC_PREDICT */
+	unsigned flags;       /* MC_CHECK, MC_PREDICT, MC_CHECK_FULL */
 	unsigned char ref[6]; /* 0: args[j] is a literal; k+1: args[j] is the result of call k */
 };
 
@@ -60,7 +61,17 @@ struct mc_call {
 #define MC_PREDICT (1u << 1) /* read/write family: this call almost always transfers
 			      * its full length (value profile); lets io_uring keep
 			      * a call that uses its result inside one link */
-#define MC_CALL_FLAGS (MC_CHECK | MC_PREDICT)
+#define MC_CHECK_FULL (1u << 2) /* read, write, pread64, pwrite64 in mc_run (not a
+				 * loop body): stop the multi-call unless the result
+				 * (-1 for any failure, as libc returns it) is the
+				 * count argument (args[2], or the result it refers
+				 * to) -- a short transfer is a failure, as
+				 * `if (write(fd, buf, n) != n) err(...)` treats it;
+				 * lseek with a literal SEEK_SET: unless it is the
+				 * offset (args[1]), `lseek(fd, pos, 0) != pos`.
+				 * Not in the kernel module's ABI 1: a multi-call
+				 * holding it runs on another backend. */
+#define MC_CALL_FLAGS (MC_CHECK | MC_PREDICT | MC_CHECK_FULL)
 #define MC_BAD_REF (1u << 31) /* set by mc_set_ref on a reference the ABI cannot
 			       * hold: mc_run refuses the call (-EINVAL) */
 
@@ -306,6 +317,11 @@ static inline int mc_set_ref(struct mc_call *c, unsigned arg, unsigned call)
 static inline void mc_set_check(struct mc_call *c)
 {
 	c->flags |= MC_CHECK;
+}
+
+static inline void mc_set_check_full(struct mc_call *c)
+{
+	c->flags |= MC_CHECK_FULL;
 }
 
 static inline void mc_set_predict(struct mc_call *c)

@@ -189,6 +189,21 @@ static inline long __mc_exec_one(struct mc_ctx *ctx, struct mc_call *c, unsigned
 	return r;
 }
 
+/* Does call i, run, stop the multi-call?  MC_CHECK: it failed;
+ * MC_CHECK_FULL: libc's result (-1 for a failure) is not what the call
+ * asked for -- a transfer's count, lseek(SEEK_SET)'s offset --, the
+ * program's `write(fd, buf, n) != n` (references are to earlier calls
+ * only, whose results are final when i's is). */
+static inline int __mc_stops(const struct mc_call *c, unsigned i)
+{
+	const struct mc_call *cl = &c[i];
+
+	if (cl->result < 0 && (cl->flags & MC_CHECK))
+		return 1;
+	return (cl->flags & MC_CHECK_FULL) &&
+	       (cl->result < 0 ? -1 : cl->result) != __mc_arg(c, cl, cl->nr == SYS_lseek ? 1 : 2);
+}
+
 /* Calls after which cached descriptor classes may be wrong. */
 static inline int __mc_changes_fds(long nr)
 {

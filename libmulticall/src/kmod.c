@@ -75,7 +75,7 @@ int __mc_kmod_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n, const s
 		h.flags &= ~MC_KRUN_RESUME;
 		calls[i].result = -EINTR;
 		ctx->stats.calls++;
-		if (calls[i].flags & MC_CHECK) {
+		if (__mc_stops(calls, i)) {
 			__mc_cancel_rest(calls, i + 1, n);
 			r = i;
 			break;

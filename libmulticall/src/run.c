@@ -30,6 +30,14 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 			return -EINVAL;
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
+		/* A short-transfer check needs a count (or lseek's literal
+		 * SEEK_SET, whose result is the offset asked for), and in a
+		 * loop body a reference may name the previous iteration's
+		 * result. */
+		if ((c[i].flags & MC_CHECK_FULL) &&
+		    (loop || !(predictable(c[i].nr) ||
+			       (c[i].nr == SYS_lseek && !c[i].ref[2] && c[i].args[2] == SEEK_SET))))
+			return -EINVAL;
 		if (__mc_likely(!__mc_has_refs(&c[i])))
 			continue;
 		for (j = 0; j < 6; j++) {
@@ -41,6 +49,16 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 				return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* MC_CHECK_FULL is not in the module's ABI 1 (it would refuse the call):
+ * such a multi-call runs as the kmod backend's fallback does. */
+static int kmod_unknown_flags(const struct mc_call *c, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].flags & MC_CHECK_FULL)
+			return 1;
 	return 0;
 }
 
@@ -155,11 +173,6 @@ static int auto_wants_uring(struct __mc_run *run, unsigned i, unsigned span)
 	return th && span >= th;
 }
 
-static int checked_failure(const struct mc_call *c, unsigned i)
-{
-	return c[i].result < 0 && (c[i].flags & MC_CHECK);
-}
-
 unsigned __mc_exec(struct __mc_run *run, unsigned first)
 {
 	struct mc_ctx *ctx = run->ctx;
@@ -168,9 +181,8 @@ unsigned __mc_exec(struct __mc_run *run, unsigned first)
 
 	if (run->mode == MC_BACKEND_DIRECT) {
 		for (; i < n; i++) {
-			long r = __mc_exec_one(ctx, c, i);
-
-			if (r < 0 && (c[i].flags & MC_CHECK))
+			__mc_exec_one(ctx, c, i);
+			if (__mc_stops(c, i))
 				return i;
 		}
 		return n;
@@ -185,7 +197,7 @@ unsigned __mc_exec(struct __mc_run *run, unsigned first)
 
 			if (__mc_fuse_at(run, i, &next, NULL)) {
 				for (p = i; p < next; p++)
-					if (checked_failure(c, p))
+					if (__mc_stops(c, p))
 						return p;
 				i = next;
 				continue;
@@ -210,9 +222,8 @@ unsigned __mc_exec(struct __mc_run *run, unsigned first)
 			}
 		}
 		{
-			long r = __mc_exec_one(ctx, c, i);
-
-			if (r < 0 && (c[i].flags & MC_CHECK))
+			__mc_exec_one(ctx, c, i);
+			if (__mc_stops(c, i))
 				return i;
 			if (run->nfd && __mc_changes_fds(c[i].nr))
 				run->nfd = 0;
@@ -237,7 +248,8 @@ int mc_run(struct mc_ctx *ctx, struct mc_call *calls, unsigned n)
 	if (ret < 0)
 		goto out;
 	ctx->stats.runs++;
-	if ((ctx->backend == MC_BACKEND_KMOD && n) || auto_kmod_run(ctx, calls, n)) {
+	if (((ctx->backend == MC_BACKEND_KMOD && n) || auto_kmod_run(ctx, calls, n)) &&
+	    !kmod_unknown_flags(calls, n)) {
 		ret = __mc_kmod_run(ctx, calls, n, NULL, NULL);
 		if (ret != MC_KMOD_FALLBACK)
 			goto out;

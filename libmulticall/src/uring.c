@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The io_uring backend: a run of expressible calls becomes one chain of
  * linked requests.  Checked calls are IOSQE_IO_LINK (a failure cancels the
- * rest, as direct stops), unchecked ones IOSQE_IO_HARDLINK (the chain goes
- * on).  A link that breaks on a short, non-negative result, or on a
+ * rest, as direct stops; so does a short read or write, for MC_CHECK_FULL),
+ * unchecked ones IOSQE_IO_HARDLINK (the chain goes on).  A link that breaks on a short, non-negative result, or on a
  * guarded prediction, is resumed from the next call with the real value.
  *
  * Only calls that cannot wait indefinitely go to the ring (regular files,
@@ -396,7 +396,7 @@ int __mc_uring_run(struct __mc_run *run, unsigned first, unsigned end, unsigned 
 			 * writes (an EFBIG must stop the chain: only the call run
 			 * directly raises SIGXFSZ) break the link when they fail or
 			 * fall short; the rest hold it. */
-			hard[cnt] = !((c[m].flags & (MC_CHECK | MC_PREDICT)) || is_write(c[m].nr) ||
+			hard[cnt] = !((c[m].flags & (MC_CHECK | MC_CHECK_FULL | MC_PREDICT)) || is_write(c[m].nr) ||
 				      pfi[cnt] >= 0);
 			cnt++;
 		}
@@ -465,7 +465,7 @@ int __mc_uring_run(struct __mc_run *run, unsigned first, unsigned end, unsigned 
 			ctx->stats.calls++;
 			if (pfi[x] >= 0 && r > 0)
 				pf[(int)pfi[x]].done += r;
-			if (r < 0 && (c[m].flags & MC_CHECK)) {
+			if (__mc_stops(c, m)) {
 				stopped = 1;
 				break;
 			}

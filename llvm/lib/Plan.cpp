@@ -62,8 +62,14 @@ Expected<Plan> loadPlan(StringRef Path) {
     PC.Shape = str(*C, "shape");
     if (const json::Array *Calls = C->getArray("calls"))
       for (const json::Value &V : *Calls)
-        if (const json::Object *O = V.getAsObject())
-          PC.Calls.push_back({str(*O, "syscall"), (long)O->getInteger("nr").value_or(-1)});
+        if (const json::Object *O = V.getAsObject()) {
+          PlanCall Call{str(*O, "syscall"), (long)O->getInteger("nr").value_or(-1), {}};
+          if (const json::Object *A = O->getObject("args"))
+            for (const auto &[K, Val] : *A)
+              if (auto I = Val.getAsInteger())
+                Call.Args.emplace_back(K.str(), *I);
+          PC.Calls.push_back(std::move(Call));
+        }
     if (PC.Calls.empty())
       return bad(Path, "cluster " + Twine(PC.Id) + " has no calls");
     if (const json::Array *Locs = C->getArray("locations"))

@@ -236,6 +236,108 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
          (T->P == CmpInst::ICMP_EQ && T->C->isMinusOne());
 }
 
+bool isTransfer(const SyscallSite &S) {
+  return S.Name == "read" || S.Name == "write" || S.Name == "pread64" || S.Name == "pwrite64";
+}
+
+/// What a call asks for, as its result gives it back in full: the count
+/// argument of a read or write (its third: the result lies in [-1, count]),
+/// the offset of lseek(fd, offset, SEEK_SET) (the result is -1 or it); or
+/// null.  libmulticall's MC_CHECK_FULL compares the result with the same
+/// argument.
+const Value *countOf(const SyscallSite &S) {
+  CallBase *CB = S.Call;
+  if (CB->arg_size() < S.FirstArg + 3 || !CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy())
+    return nullptr;
+  if (isTransfer(S) && CB->getArgOperand(S.FirstArg + 2)->getType()->isIntegerTy(64))
+    return CB->getArgOperand(S.FirstArg + 2);
+  auto *Whence = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2));
+  if (S.Name == "lseek" && Whence && Whence->isZero() &&
+      CB->getArgOperand(S.FirstArg + 1)->getType()->isIntegerTy(64))
+    return CB->getArgOperand(S.FirstArg + 1);
+  return nullptr;
+}
+
+/// Whether a count (as a long) is known not to be negative: then a failed
+/// call's -1 never equals it.
+bool countNonNegative(const Value *Count, const DataLayout &DL) {
+  return Count && isKnownNonNegative(Count, SimplifyQuery(DL));
+}
+
+/// Whether Res compared with N at Res's width is the call X's libc result
+/// compared with its count: Res is X's result (or a truncation of it to 32
+/// bits or more: a transfer is at most 0x7ffff000 bytes, so -1 and every
+/// count it can reach keep their value), and N is the count, or what the
+/// count sign-extends (a constant of the same value included).
+bool comparesWithCount(const Value *Res, const Value *N, const SyscallSite &X) {
+  const Value *Count = countOf(X);
+  if (!Count)
+    return false;
+  if (Res == X.Call)
+    return N == Count;
+  auto *T = dyn_cast<TruncInst>(Res);
+  if (!T || T->getOperand(0) != X.Call || T->getType()->getIntegerBitWidth() < 32 || !isTransfer(X))
+    return false;
+  if (auto *S = dyn_cast<SExtInst>(Count))
+    return S->getOperand(0) == N;
+  auto *CN = dyn_cast<ConstantInt>(N);
+  auto *CC = dyn_cast<ConstantInt>(Count);
+  return CN && CC && CN->getSExtValue() == CC->getSExtValue();
+}
+
+/// Whether Br leaves a chain that goes on to Next exactly when system call
+/// X did not transfer its whole count, for a block that does not return:
+/// `if (write(fd, buf, n) != n) err(...)` (or `< n` where n is not
+/// negative: the result is at most n), which treats a short transfer as an
+/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.  §3.3.2 as for isFailureExit; the call gets
+/// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
+/// test (a failure counting as libc's -1).
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL) {
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return false;
+  unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
+  if (NextIdx == 2 || !doesNotReturn(Br->getSuccessor(1 - NextIdx)))
+    return false;
+  auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
+  if (!Cmp)
+    return false;
+  // The predicate that holds exactly when the branch goes to the handler.
+  CmpInst::Predicate P = NextIdx == 1 ? Cmp->getPredicate() : Cmp->getInversePredicate();
+  const Value *L = Cmp->getOperand(0), *R = Cmp->getOperand(1);
+  for (int Swap = 0; Swap < 2; ++Swap) {
+    if (comparesWithCount(L, R, X)) {
+      if (P == CmpInst::ICMP_NE)
+        return true;
+      // result < count, with the result in [-1, count] and count >= 0.
+      if (P == CmpInst::ICMP_SLT && countNonNegative(countOf(X), DL))
+        return true;
+    }
+    std::swap(L, R);
+    P = CmpInst::getSwappedPredicate(P);
+  }
+  return false;
+}
+
+/// Whether the pure instruction I, computed between a region's calls, is a
+/// function of values from before the region only (InRegion: what lies
+/// between): then it can move in front of the region (§3.3.1: no side
+/// effects, it terminates, it does not depend on the calls) — clang often
+/// leaves a count's `sext` next to the call that uses it.  Appends what
+/// moves to Order, operands first.
+bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
+                 SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0) {
+  if (Depth > 4 || isa<PHINode>(I) || I->mayHaveSideEffects() || I->mayReadOrWriteMemory() ||
+      !isSafeToSpeculativelyExecute(I) || isa<CallBase>(I))
+    return false;
+  for (Value *Op : I->operands())
+    if (auto *OI = dyn_cast<Instruction>(Op); OI && InRegion.count(OI) && !is_contained(Order, OI))
+      if (!movesBefore(OI, InRegion, Order, Depth + 1))
+        return false;
+  if (!is_contained(Order, I))
+    Order.push_back(I);
+  return true;
+}
+
 /// Whether V is the address of errno (or within it): libc's wrappers write
 /// it, so no load of it moves across a system call.
 bool isErrno(const Value *V) {
@@ -253,9 +355,11 @@ struct RegionShape {
     int Ref = -1;             // else: the result of call Ref
   };
   SmallVector<SyscallSite, 4> Calls;
-  SmallVector<bool, 4> Checked;
+  SmallVector<bool, 4> Checked; // MC_CHECK: a failure leaves for a handler
+  SmallVector<bool, 4> Full;    // MC_CHECK_FULL: a short transfer (or a failure) does
   SmallVector<SmallVector<Arg, 6>, 4> Args;
   SmallVector<LoadInst *, 4> Hoist;
+  SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
 };
 
@@ -302,11 +406,11 @@ private:
   void collectSites();
   void applyCluster(const PlanCluster &C);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
-  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R);
+  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
-  std::optional<Refusal> checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+  std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
-  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
                                          std::string &Estimate);
@@ -500,7 +604,8 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
         Edges.emplace_back(A, B, std::min(Recorded.lookup(A), Recorded.lookup(B)));
         continue;
       }
-      if (auto Why = checkWriteReadLoop(*A, *B)) {
+      uint64_t Spec = 0;
+      if (auto Why = checkWriteReadLoop(*A, *B, C, Spec)) {
         missed(A->S.Call, "NotReplaced",
                Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
                    Why->Condition + ": " + Why->Detail);
@@ -508,7 +613,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       }
       unsigned long MinBlocks = 0;
       std::string Estimate;
-      if (auto Why = checkGain(*B, Recorded.lookup(B), MinBlocks, Estimate)) {
+      if (auto Why = checkGain(*B, Spec, Recorded.lookup(B), MinBlocks, Estimate)) {
         missed(A->S.Call, "NoGain",
                Name + ": the loop of " + describe(*A) + " -> " + describe(*B) + " is left as it is: " +
                    Why->Condition + ": " + Why->Detail);
@@ -517,10 +622,14 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       std::string Msg = Name + ": the loop of " + describe(*A) + " -> " + describe(*B) +
                         " became one looped multi-call (libmulticall mc_run_loop, auto backend: "
                         "copy_file_range between regular files, the calls as they are elsewhere); " +
+                        (Spec ? "specialized (§3.4) for the read's count " + Twine(Spec).str() +
+                                    ", the plan's value profile: a guard runs the loop as written for any "
+                                    "other count; "
+                              : std::string()) +
                         Estimate;
       const CallBase *At = A->S.Call;
       ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-      Instruction *MC = replaceWriteReadLoop(*A, *B, MinBlocks);
+      Instruction *MC = replaceWriteReadLoop(*A, *B, MinBlocks, Spec);
       Replaced[A->S.Call] = {MC, C.Id};
       Replaced[B->S.Call] = {MC, C.Id};
       Changed.insert(F);
@@ -592,15 +701,16 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
     // §3.3.2: a check that leaves for a handler that does not return
     // exactly when the call before it failed is mutually exclusive with
     // the rest of the region: the call becomes a checked call.
-    if (isFailureExit(Br, Chain[I + 1], LastAt[I]))
+    if (isFailureExit(Br, Chain[I + 1], LastAt[I]) ||
+        isShortExit(Br, Chain[I + 1], LastAt[I], M.getDataLayout()))
       continue;
     std::string Extra;
     if (Br && Br->isConditional())
       for (BasicBlock *Succ : Br->successors())
         if (Succ != Chain[I + 1] && doesNotReturn(Succ))
           Extra = " (its other side does not return, but it is not taken exactly when " +
-                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0): the §3.3.2 restructuring "
-                  "would run calls the program does not)";
+                  LastAt[I].Name + " at " + at(LastAt[I].Call) + " fails (result < 0) or falls short (result != its "
+                  "count, or lseek's SEEK_SET offset): the §3.3.2 restructuring would run calls the program does not)";
     return Refusal{"linearity", "a branch (" + describe(Chain[I]->getTerminator()) +
                                     ") lies between the calls" + Extra};
   }
@@ -632,16 +742,19 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
 
   // 4. Argument safety: b's arguments are constants, values defined outside
   // the region, or a's result.
-  SmallPtrSet<Instruction *, 16> InRegion(Between.begin(), Between.end());
+  SmallPtrSet<const Instruction *, 16> InRegion(Between.begin(), Between.end());
+  InRegion.insert(IA);
   for (unsigned K = B.S.FirstArg; K < IB->arg_size(); ++K) {
     Value *V = IB->getArgOperand(K);
     if (isa<Constant>(V))
       continue;
     auto *I = dyn_cast<Instruction>(V);
-    if (!I || (!InRegion.count(I) && I != IA))
+    if (!I || !InRegion.count(I))
       continue;
+    SmallVector<Instruction *, 4> Moved;
     if (I == IA || throughLossless(I, ~uint64_t(0) >> 1, true) == IA ||
-        isa<LoadInst>(I)) // a load independent of a (checked above) moves before the region
+        isa<LoadInst>(I) || // a load independent of a (checked above) moves before the region
+        movesBefore(I, InRegion, Moved))
       continue;
     return Refusal{"argument safety", "argument " + Twine(K - B.S.FirstArg + 1).str() + " of " + describe(B) +
                                           " is an expression computed between the calls (" + describe(I) + ")"};
@@ -652,7 +765,9 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
 /// Beyond the five conditions: what replacing the rotated copy loop
 ///   L: p = phi [init, pre], [r, L];  write(out, wbuf, p);  r = read(in, rbuf, C);  br r > 0, L, exit
 /// by __syscluster_write_read_loop(out, wbuf, in, rbuf, C, init) needs.
-std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site &R) {
+std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C,
+                                                       uint64_t &Spec) {
+  Spec = 0;
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -673,11 +788,27 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
         !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
       return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
   }
-  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
-  if (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so "
-                                      "the write's count cannot be proved to be the read's result"};
-  uint64_t Max = Count->getZExtValue();
+  Value *CountV = CR->getArgOperand(2);
+  auto *Count = dyn_cast<ConstantInt>(CountV);
+  if (!Count) {
+    // §3.4, value specialization: the count the plan's value profile
+    // shows in most calls, behind a guard; any other runs the loop.
+    std::optional<int64_t> K;
+    for (const PlanCall &PC : C.Calls)
+      if (PC.Syscall == "read")
+        for (const auto &[Name, V] : PC.Args)
+          if (Name == "count")
+            K = V;
+    auto *CI = dyn_cast<Instruction>(CountV);
+    if (K && *K > 0 && *K < (int64_t(1) << 31) && !(CI && CI->getParent() == L))
+      Spec = uint64_t(*K);
+  }
+  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
+                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
+                                                                   "computed before the loop)") +
+                                          ", so the write's count cannot be proved to be the read's result"};
+  uint64_t Max = Spec ? Spec : Count->getZExtValue();
   if (R.S.Fortified) {
     auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
     if (!Len || Len->getZExtValue() < Max)
@@ -762,10 +893,11 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   Value *Init = Carried->getIncomingValueForBlock(Pre);
   auto *InitCall = dyn_cast<CallBase>(Init);
   auto InitS = InitCall ? recognizeSyscall(*InitCall) : std::nullopt;
-  auto *InitCount = InitS && InitS->Name == "read" && !InitS->FirstArg
-                        ? dyn_cast<ConstantInt>(InitCall->getArgOperand(2))
-                        : nullptr;
-  if (!InitCount || InitCount->getZExtValue() > Max ||
+  Value *InitCountV = InitS && InitS->Name == "read" && !InitS->FirstArg ? InitCall->getArgOperand(2) : nullptr;
+  auto *InitCount = dyn_cast_or_null<ConstantInt>(InitCountV);
+  // Specialized: the guard read's count is the loop's (the guard tests it).
+  bool InitOk = Spec ? InitCountV == CountV : InitCount && InitCount->getZExtValue() <= Max;
+  if (!InitOk ||
       !continuesWhilePositive(dyn_cast<BranchInst>(Pre->getTerminator()), L, InitCall, Max))
     return Refusal{"argument safety", "the loop's first write count is not a read's result tested > 0 "
                                       "before the loop"};
@@ -780,8 +912,15 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
       auto *UI = dyn_cast<Instruction>(U);
       if (!UI || UI->getParent() == L)
         continue;
-      if (&I == CR || (isa<CastInst>(I) && I.getOperand(0) == CR))
+      if (&I == CR || (isa<CastInst>(I) && I.getOperand(0) == CR)) {
+        // Specialized, the loop stays beside the multi-call: its values
+        // reach the code after it only through the exit's phis, which
+        // then get the multi-call's too.
+        if (Spec && !(isa<PHINode>(UI) && is_contained(successors(L), UI->getParent())))
+          return Refusal{"safety", describe(&I) + " is used after the loop other than by a phi of its exit: "
+                                                  "the specialized loop (§3.4) cannot keep the original beside it"};
         continue;
+      }
       return Refusal{"safety", describe(&I) + " computed in the loop is used after it"};
     }
 
@@ -840,7 +979,7 @@ std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibr
 /// the profile gives the blocks a run copies at this read.  Fills MinBlocks
 /// (the blocks left below which the replacement runs the loop as written)
 /// and a sentence on the estimate.
-std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, unsigned long &MinBlocks,
+std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                               std::string &Estimate) {
   MinBlocks = 0;
   const Calibration *C = nullptr;
@@ -848,7 +987,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
     return Why;
   if (!C)
     return std::nullopt;
-  uint64_t Block = cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue(); // checkWriteReadLoop: constant
+  // checkWriteReadLoop: a constant, or the specialized one.
+  uint64_t Block = Spec ? Spec : cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue();
   double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
@@ -866,7 +1006,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Blocks, un
   return std::nullopt;
 }
 
-Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks) {
+Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks,
+                                               uint64_t Spec) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
@@ -901,7 +1042,8 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, uns
   FunctionCallee Loop = M.getOrInsertFunction(
       "__syscluster_write_read_loop", FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64, I64}, false));
   Value *Args[] = {arg(CW->getArgOperand(0)), arg(CW->getArgOperand(1)), arg(CR->getArgOperand(0)),
-                   arg(CR->getArgOperand(1)), CR->getArgOperand(2), Carried->getIncomingValueForBlock(Pre),
+                   arg(CR->getArgOperand(1)), Spec ? ConstantInt::get(I64, Spec) : CR->getArgOperand(2),
+                   Carried->getIncomingValueForBlock(Pre),
                    ConstantInt::get(I64, MinBlocks)};
   CallInst *Last = B.CreateCall(Loop, Args);
   Last->setDebugLoc(CR->getDebugLoc());
@@ -916,6 +1058,25 @@ Instruction *ClusterPass::replaceWriteReadLoop(const Site &W, const Site &R, uns
       After[C] = B.CreateCast(C->getOpcode(), Last, C->getType());
   B.CreateBr(Exit);
 
+  if (Spec) {
+    // §3.4: the guard sends the profiled count to the multi-call and every
+    // other to the loop as written, which stays.
+    BasicBlock *G = BasicBlock::Create(Ctx, "syscluster.spec", &F, N);
+    IRBuilder<> GB(G);
+    GB.SetCurrentDebugLocation(CR->getDebugLoc());
+    GB.CreateCondBr(GB.CreateICmpEQ(CR->getArgOperand(2), ConstantInt::get(I64, Spec), "syscluster.spec.count"),
+                    N, L);
+    Pre->getTerminator()->replaceSuccessorWith(L, G);
+    L->replacePhiUsesWith(Pre, G);
+    for (PHINode &Phi : Exit->phis()) {
+      int Idx = Phi.getBasicBlockIndex(L);
+      if (Idx < 0)
+        continue;
+      Value *V = Phi.getIncomingValue(Idx);
+      Phi.addIncoming(After.count(V) ? After[V] : V, N);
+    }
+    return Last;
+  }
   Pre->getTerminator()->replaceSuccessorWith(L, N);
   for (PHINode &Phi : Exit->phis()) {
     int Idx = Phi.getBasicBlockIndex(L);
@@ -999,8 +1160,9 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     }
     std::string Checked;
     for (size_t I = 0; I < Shape.Calls.size(); ++I)
-      if (Shape.Checked[I])
-        Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call);
+      if (Shape.Checked[I] || Shape.Full[I])
+        Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call) +
+                   (!Shape.Full[I] ? "" : isTransfer(Shape.Calls[I]) ? " (short transfer)" : " (result != offset)");
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
@@ -1064,7 +1226,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         if (throughLossless(V, maxResult(Shape.Calls[Idx]), true) == Call)
           Ref = Idx;
       if (Ref >= 0) {
-        if (!Shape.Checked[Ref])
+        // The reference passes the raw result; the consumer runs only when
+        // the producer did not fail (MC_CHECK), or was whole
+        // (MC_CHECK_FULL) with a count that a failure's -1 cannot equal.
+        if (!Shape.Checked[Ref] && !(Shape.Full[Ref] && countNonNegative(countOf(Shape.Calls[Ref]), DL)))
           return Refusal{"argument safety",
                          "argument " + Twine(K + 1).str() + " of " + describe(CB) + " is the result of " +
                              describe(Shape.Calls[Ref].Call) +
@@ -1072,8 +1237,16 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
                              "multi-call's reference would pass -errno"};
         A.Ref = Ref;
       } else if (I && Pure.count(I)) {
-        return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
-                                              " is an expression computed between the calls (" + describe(I) + ")"};
+        // Pure code on values from before the region moves in front of it.
+        SmallPtrSet<const Instruction *, 16> InRegion(Pure.begin(), Pure.end());
+        InRegion.insert(Hoisted.begin(), Hoisted.end());
+        for (auto &[Call, Idx] : Index)
+          InRegion.insert(Call);
+        if (!movesBefore(I, InRegion, Shape.Moved))
+          return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                                " is an expression computed between the calls (" + describe(I) +
+                                                ") on values of the region"};
+        A.Literal = V;
       } else {
         A.Literal = V; // a constant, an argument, defined before the region, or a load moved before it
       }
@@ -1082,6 +1255,7 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
     Index[CB] = Shape.Calls.size();
     Shape.Calls.push_back(S);
     Shape.Checked.push_back(false);
+    Shape.Full.push_back(false);
     Shape.Args.push_back(std::move(Args));
     return std::nullopt;
   };
@@ -1103,6 +1277,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         const SyscallSite &Last = Shape.Calls.back();
         if (isFailureExit(Br, Chain[BI + 1], Last) && !Shape.Checked.back()) {
           Shape.Checked.back() = true;
+          continue;
+        }
+        if (isShortExit(Br, Chain[BI + 1], Last, DL) && !Shape.Full.back()) {
+          Shape.Full.back() = true;
           continue;
         }
         return Refusal{"linearity", "a branch (" + describe(&I) + ") lies between the calls and is not a check "
@@ -1231,11 +1409,13 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
   Type *Ptr = PointerType::get(Ctx, 0);
   // struct mc_call { long nr; long args[6]; long result; unsigned flags; unsigned char ref[6]; }
   StructType *CallTy = StructType::get(Ctx, {I64, ArrayType::get(I64, 6), I64, I32, ArrayType::get(I8, 6)});
-  const unsigned McCheck = 1; // MC_CHECK (multicall.h)
+  const unsigned McCheck = 1, McCheckFull = 4; // MC_CHECK, MC_CHECK_FULL (multicall.h)
   unsigned N = Shape.Calls.size();
 
   for (LoadInst *LI : Shape.Hoist)
     LI->moveBefore(First);
+  for (Instruction *I : Shape.Moved)
+    I->moveBefore(First);
   IRBuilder<> EB(&F.getEntryBlock(), F.getEntryBlock().getFirstInsertionPt());
   ArrayType *ArrTy = ArrayType::get(CallTy, N);
   AllocaInst *Arr = EB.CreateAlloca(ArrTy, nullptr, "syscluster.calls");
@@ -1268,7 +1448,8 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
       B.CreateStore(ConstantInt::get(I8, Ref), field(I, 4, J));
     }
     B.CreateStore(ConstantInt::get(I64, 0), field(I, 2));
-    B.CreateStore(ConstantInt::get(I32, Shape.Checked[I] ? McCheck : 0), field(I, 3));
+    unsigned Flags = (Shape.Checked[I] ? McCheck : 0) | (Shape.Full[I] ? McCheckFull : 0);
+    B.CreateStore(ConstantInt::get(I32, Flags), field(I, 3));
   }
   auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
                                   "syscluster.region.runs");

@@ -4,7 +4,9 @@
  * region of system calls (seed 000 fig. 7): the calls, filled in by the
  * plugin as libmulticall's struct mc_call (literal arguments, result
  * references, MC_CHECK on a call whose failure the program sends to a
- * handler that does not return, §3.3.2), run by mc_run on the auto backend.
+ * handler that does not return, §3.3.2, MC_CHECK_FULL on a read or write
+ * whose short transfer it sends there: `!= n`), run by mc_run on the auto
+ * backend.
  *
  * What the calls would have left, this leaves: each call's result in its
  * struct (the plugin turns -errno into libc's -1), errno set by the last
@@ -29,7 +31,8 @@ static __thread struct mc_ctx *region_ctx;
 static __thread int region_busy;
 
 /* The calls one by one, as direct would run them: references resolved to
- * the raw result, a failed checked call cancels the rest.  Returns the stop
+ * the raw result, a failed checked call (or a short one checked full)
+ * cancels the rest.  Returns the stop
  * index as mc_run does. */
 static unsigned run_plain(struct mc_call *calls, unsigned n)
 {
@@ -44,7 +47,9 @@ static unsigned run_plain(struct mc_call *calls, unsigned n)
 		calls[i].result = syscall(calls[i].nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (calls[i].result == -1)
 			calls[i].result = -errno;
-		if (calls[i].result < 0 && (calls[i].flags & MC_CHECK)) {
+		if ((calls[i].result < 0 && (calls[i].flags & MC_CHECK)) ||
+		    ((calls[i].flags & MC_CHECK_FULL) &&
+		     (calls[i].result < 0 ? -1 : calls[i].result) != a[calls[i].nr == SYS_lseek ? 1 : 2])) {
 			for (j = i + 1; j < n; j++)
 				calls[j].result = -ECANCELED;
 			break;

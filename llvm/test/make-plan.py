@@ -5,7 +5,7 @@ location of CALL (in FUNCTION, default --function), so the test states where
 its calls are once, next to them.  Each function gets its own cluster.
 
     make-plan.py SOURCE [--calls read,write] [--shape loop] [--function main]
-                 [--hash | --bad-hash] [--no-lines] [--count N] > PLAN
+                 [--hash | --bad-hash] [--no-lines] [--count N] [--arg read.count=4096] > PLAN
 """
 import argparse
 import json
@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--bad-hash", action="store_true", help="add a source_hash that does not match")
     ap.add_argument("--no-lines", action="store_true", help="as from a binary without debug info")
     ap.add_argument("--count", type=int, default=100, help="calls recorded at each location")
+    ap.add_argument("--arg", action="append", default=[],
+                    help="CALL.NAME=VALUE: the value profile's constant argument of CALL")
     a = ap.parse_args()
     by_function = {}
     with open(a.source) as f:
@@ -55,8 +57,14 @@ def main():
             if a.bad_hash:
                 loc["source_hash"] = "0123456789abcdef"
             by_function.setdefault(function, []).append(loc)
-    calls = [{"syscall": c, "nr": {"read": 0, "write": 1}.get(c, -1), "results": {}}
+    calls = [{"syscall": c, "nr": {"read": 0, "write": 1}.get(c, -1), "results": {}, "args": {}}
              for c in a.calls.split(",")]
+    for spec in a.arg:
+        call, rest = spec.split(".", 1)
+        name, value = rest.split("=", 1)
+        for c in calls:
+            if c["syscall"] == call:
+                c["args"][name] = int(value)
     clusters = [{"id": i, "rule": "copy-offload", "mechanism": "copy_file_range",
                  "shape": a.shape, "calls": calls, "locations": locs}
                 for i, locs in enumerate(by_function.values(), 1)]

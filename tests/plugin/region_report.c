@@ -6,7 +6,9 @@
  * does not return (§3.3.2).  Then prints how many bytes were written, the
  * last results and errno, and exits 0.  The loop body is one region of four
  * calls: lseek -> read -> write -> write, the last write's count the read's
- * result (a result reference). */
+ * result (a result reference).  Built with -DFULL_CHECKS, each write is
+ * tested as most real programs test one, `!= n`: a short write is an error
+ * too (§3.3.2 with libmulticall's MC_CHECK_FULL). */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +39,19 @@ int main(int argc, char *argv[])
         n = read(in, buf, sizeof buf);
         if (n < 0)
             err(4, "read");
+#ifdef FULL_CHECKS
+        if (write(out, "record: ", 8) != 8)
+            err(5, "write header");
+        w = write(out, buf, n);
+        if (w != n)
+            err(6, "write record");
+#else
         if (write(out, "record: ", 8) < 0)
             err(5, "write header");
         w = write(out, buf, n);
         if (w < 0)
             err(6, "write record");
+#endif
         total += w;
     }
     printf("%ld bytes, last read %ld, last write %ld, errno %d\n", total, n, w, errno);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Execution test of the compiler plugin (issue 12). Last, check_region
-# (below) does the same for straight-line regions (region_report.c).
+# and check_full (below) do the same for straight-line regions
+# (region_report.c; built with -DFULL_CHECKS, its writes checked `!= n`),
+# check_spec for a copy loop specialized on its profiled block size.
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
 # read's result, errno, both offsets and the buffer printed) built by
@@ -184,6 +186,87 @@ check_region() {
   cd "$T"
 }
 check_region
+
+# build_recorded NAME SRC ARGS... [-- CFLAGS...]: in $T/NAME, NAME built by
+# clang-19 (plain/), recorded running with ARGS, advised, and rebuilt by
+# `syscluster cc` from that plan for the lit calibration's host (sc/,
+# remarks in remarks-sc/) and with --assume-gain (assume/, remarks in
+# remarks/).
+build_recorded() {
+  local name=$1 src=$2 args=() flags=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  [ $# -eq 0 ] || { shift; flags=("$@"); }
+  mkdir -p "$T/$name" && cd "$T/$name"
+  mkdir -p plain sc assume empty
+  "$CLANG" -O2 -g "${flags[@]}" "$src" -o "plain/$name"
+  "$BIN" record -q -o rec.json -- "plain/$name" "${args[@]}" > /dev/null
+  "$BIN" advise -q rec.json --plan-out plan.json > /dev/null
+  "$BIN" cc --plan plan.json --remarks remarks-sc -O2 -g "${flags[@]}" "$src" -o "sc/$name"
+  "$BIN" cc --plan plan.json --remarks remarks --assume-gain -O2 -g "${flags[@]}" "$src" -o "assume/$name"
+}
+
+# The same with writes checked `!= n` (region_report.c -DFULL_CHECKS): a
+# short write is an error the program sends to err(3). The header write
+# becomes a call checked full (MC_CHECK_FULL; the last call of a region
+# keeps its own test after it): a short or failed write must stop the
+# multi-call, leave the record unwritten and run the handler, as the calls
+# one by one do: in the multi-call (assume/, and sc/ after its first 500
+# runs) and in the runtime's calls as written (sc/, its first 500 runs).
+check_full() {
+  local fault v
+  mkdir -p "$T/full" && head -c 8000 /dev/urandom > "$T/full/in"
+  build_recorded full "$ROOT/tests/plugin/region_report.c" "$T/full/in" out 1000 -- -DFULL_CHECKS
+  grep -q 'became one multi-call of 2 calls.*checked, its error handler kept.*write at region_report.c:[0-9]* (short transfer)' \
+    remarks/*.opt.yaml || fail "full: the writes checked != n were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced' remarks/*.opt.yaml)"
+  grep -q 'became one multi-call of 2 calls.*(short transfer)' remarks-sc/*.opt.yaml ||
+    fail "full: the writes were not replaced for the lit calibration's host"
+  for v in sc assume; do
+    verify "full-$v" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: "$PWD/$v/full" "$PWD/in" out 1000
+    for fault in write:short@4 write:short@3 write:ENOSPC@5 read:short=50@7 read:short=5@9 write:short@1501 \
+                 write:short@1502 write:EIO@1998 lseek:EBADF@700; do
+      verify "full-$v-$fault" --inject "$fault" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: \
+        "$PWD/$v/full" "$PWD/in" out 1000
+    done
+    # A short write took the handler in both (err's exit status), a short
+    # read did not (the record written whole is as long as the read).
+    grep -q '^  exit  *6  *6$' full-$v-write:short@4.verify || fail "full: $v: write:short@4 did not exit 6 in both"
+    grep -q '^  exit  *5  *5$' full-$v-write:short@3.verify || fail "full: $v: write:short@3 did not exit 5 in both"
+    grep -q '^  exit  *5  *5$' full-$v-write:short@1501.verify || fail "full: $v: write:short@1501 did not exit 5 in both"
+    grep -q '^  exit  *0  *0$' full-$v-read:short=50@7.verify || fail "full: $v: read:short=50@7 did not exit 0 in both"
+  done
+  cd "$T"
+}
+check_full
+
+# Value specialization (§3.4): spec_copy.c's block size is a variable; the
+# plan recorded at 4096 gives the read's count 4096 (`args`), so the loop
+# becomes the looped multi-call behind a guard on the count, the loop as
+# written for every other one. Both sides are compared, with faults.
+check_spec() {
+  local bs fault before after
+  mkdir -p "$T/spec" && head -c 300000 /dev/urandom > "$T/spec/in"
+  build_recorded spec "$ROOT/tests/plugin/spec_copy.c" "$T/spec/in" out 4096
+  grep -q 'specialized (§3.4) for the read' remarks/*.opt.yaml ||
+    fail "spec: the loop was not specialized: $(grep -h -A4 'Name:.*Clustered\|NotReplaced' remarks/*.opt.yaml)"
+  for bs in 4096 1000 4095; do
+    verify "spec-$bs" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: "$PWD/assume/spec" "$PWD/in" out $bs
+    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6; do
+      verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: \
+        "$PWD/assume/spec" "$PWD/in" out $bs
+    done
+  done
+  # The guard's fast side is the multi-call (between files, copy_file_range:
+  # fewer crossings); any other block size crosses as the loop as written.
+  read -r before after < <(grep '^  crossings' spec-4096.verify | awk '{print $2, $3}')
+  echo "plugin test: spec: crossings at 4096 B blocks: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "spec: no fewer crossings at 4096 ($before -> $after)"
+  read -r before after < <(grep '^  crossings' spec-1000.verify | awk '{print $2, $3}')
+  echo "plugin test: spec: crossings at 1000 B blocks: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -eq "$before" ] || fail "spec: the unspecialized count did not run the loop as written ($before -> $after)"
+  cd "$T"
+}
+check_spec
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace syscluster {
@@ -32,6 +33,9 @@ struct PlanLocation {
 struct PlanCall {
   std::string Syscall;
   long Nr = -1;
+  /// The value profile: scalar arguments with one value in most calls
+  /// (`args`, docs/PLAN_FORMAT.md), by argument name ("count").
+  std::vector<std::pair<std::string, int64_t>> Args;
 };
 
 struct PlanCluster {
