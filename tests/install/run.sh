@@ -26,6 +26,8 @@ trap 'rm -rf "$W"' EXIT
 fail() { echo "install test: FAIL: $*" >&2; exit 1; }
 say() { echo "install test: $*"; }
 P=$W/prefix
+# A cache of its own: no test depends on the calibration ~/.cache holds.
+export XDG_CACHE_HOME=$W/cache
 
 # -- 1. install, and the same staged ------------------------------------------
 "$MAKE" -s -C "$ROOT" install PREFIX="$P" PROFILE="$PROFILE" > "$W/make.log" 2>&1 || { cat "$W/make.log"; fail "make install"; }
