@@ -366,7 +366,7 @@ if mount -t tmpfs -o size=256k tmpfs "$W/mnt" 2>/dev/null; then
   # A logger that frees space on ENOSPC and writes the record again: the
   # same bytes as plain, and (one writer: the runtime stops deferring near
   # full) the error at the same records.
-  for m in retry retry-other; do
+  for m in retry retry-other retry-fork; do
     "$T/enospc" "$W/mnt/a" $m 30000 > "$W/e1"; s1=$?; cp "$W/mnt/a" "$W/a1"; rm -f "$W/mnt"/*
     rt "$T/enospc" "$W/mnt/a" $m 30000 > "$W/e2"; s2=$?; cp "$W/mnt/a" "$W/a2"; rm -f "$W/mnt"/*
     if [ "$s1" = 0 ] && [ "$s2" = 0 ] && cmp -s "$W/a1" "$W/a2" && cmp -s "$W/e1" "$W/e2" && [ "$(wc -l < "$W/e2")" -ge 1 ]; then
