@@ -142,6 +142,23 @@ fn wait_bounded(mut child: Child, secs: u64, what: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Waits (20 s at most) until the server `child` started listens on
+/// 127.0.0.1:`port`; kills it and fails the test if it never does. The
+/// child and its pid.
+fn listening(child: Child, port: u16, what: &str) -> (Child, libc::pid_t) {
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if start.elapsed() > Duration::from_secs(20) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let o = child.wait_with_output().unwrap();
+            panic!("{what} never listened on {port}: {}", stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, pid)
+}
+
 /// One request and its answer, the server's correctness in one exchange.
 fn memcached_answers(port: u16) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -178,16 +195,7 @@ fn serve_memcached(memcached: &Path, memcaslap: &Path, sub: &[&str], conns: u32,
         .stderr(Stdio::piped())
         .spawn()
         .expect("start syscluster");
-    let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if start.elapsed() > Duration::from_secs(20) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            let o = child.wait_with_output().unwrap();
-            panic!("memcached never listened on {port}: {}", stderr(&o));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (child, pid) = listening(child, port, "memcached");
     let load = Command::new(memcaslap)
         .args(["-s", &format!("127.0.0.1:{port}"), "-T", "1", "-c", &conns.to_string(), "-x", &ops.to_string()])
         .stdout(Stdio::piped())
@@ -328,16 +336,7 @@ fn a_web_server_sending_many_files_gets_sendfile_advice() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start syscluster record");
-    let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if start.elapsed() > Duration::from_secs(20) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            let o = child.wait_with_output().unwrap();
-            panic!("http.server never listened on {port}: {}", stderr(&o));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (child, pid) = listening(child, port, "http.server");
     for i in 0..pages {
         let body = http_get(port, &format!("p{i}.bin"));
         assert_eq!(body, std::fs::read(www.join(format!("p{i}.bin"))).unwrap(), "page {i}");
