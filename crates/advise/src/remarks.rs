@@ -99,8 +99,7 @@ pub fn parse(text: &str) -> Result<Vec<Remark>, String> {
                     r.line = l;
                 }
                 "Args" if value.is_empty() => in_args = true,
-                "Hotness" | "Args" => {}
-                _ => {}
+                _ => {} // Hotness, and keys of newer LLVMs
             }
             continue;
         }
