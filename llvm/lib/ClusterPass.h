@@ -1,0 +1,146 @@
+//===- ClusterPass.h - the pass's parts, shared by its files ------------===//
+//
+// Private to the plugin (lib/): what the pass's files share.  One job per
+// file:
+//   SysCluster.cpp  the pass: sites, matching a plan's clusters, its entry
+//   IRFacts.cpp     facts about the IR the conditions are decided from
+//   Conditions.cpp  the five conditions of seed 000 §3.2 for a pair of calls
+//   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
+//   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
+//   Gain.cpp        never a slower program: the gain of each replacement
+//
+//===----------------------------------------------------------------------===//
+#ifndef SYSCLUSTER_CLUSTERPASS_H
+#define SYSCLUSTER_CLUSTERPASS_H
+
+#include "SysCluster/Calibration.h"
+#include "SysCluster/Plan.h"
+#include "SysCluster/Syscalls.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace syscluster {
+using namespace llvm;
+
+inline constexpr const char *PassName = "syscluster";
+
+/// A system call site with the source location it came from.
+struct Site {
+  SyscallSite S;
+  std::string File;     // as the debug info names it (relative to the build)
+  std::string FullPath; // directory + file, to read the source
+  unsigned Line = 0;
+};
+
+/// Why a region was refused: the condition of §3.2 (or the replacement's
+/// own proof) that failed, and what in the code made it fail.
+struct Refusal {
+  std::string Condition;
+  std::string Detail;
+};
+
+// Facts about the IR (IRFacts.cpp).
+std::string at(const Instruction *I);
+std::string describe(const Site &S);
+std::string describe(const Instruction *I);
+bool functionMatches(StringRef Want, const Instruction *I);
+bool mayWrite(const SyscallSite &S, const MemoryLocation &Loc, AAResults &AA);
+const Value *throughLossless(const Value *V, uint64_t Max, bool Positive);
+bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body, const Value *Result, uint64_t Max);
+bool doesNotReturn(const BasicBlock *BB);
+uint64_t maxResult(const SyscallSite &S);
+bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X);
+bool isTransfer(const SyscallSite &S);
+const Value *countOf(const SyscallSite &S);
+bool countNonNegative(const Value *Count, const DataLayout &DL);
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL);
+bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
+                 SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
+bool isErrno(const Value *V);
+
+struct RegionShape {
+  struct Arg {
+    Value *Literal = nullptr; // defined before the region (or a hoisted load)
+    int Ref = -1;             // else: the result of call Ref
+  };
+  SmallVector<SyscallSite, 4> Calls;
+  SmallVector<bool, 4> Checked; // MC_CHECK: a failure leaves for a handler
+  SmallVector<bool, 4> Full;    // MC_CHECK_FULL: a short transfer (or a failure) does
+  SmallVector<SmallVector<Arg, 6>, 4> Args;
+  SmallVector<LoadInst *, 4> Hoist;
+  SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
+  std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
+};
+
+class ClusterPass {
+public:
+  ClusterPass(Module &M, FunctionAnalysisManager &FAM) : M(M), FAM(FAM) {}
+  bool run(const Plan &P);
+
+private:
+  Module &M;
+  FunctionAnalysisManager &FAM;
+  std::vector<Site> Sites;
+  SmallPtrSet<Function *, 8> Changed;
+  // Calls already replaced (erased: compared, never dereferenced) → the
+  // multi-call that replaced them and its cluster.
+  DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
+  // The host's calibration, read at the first region that needs it.
+  bool CalibrationRead = false;
+  std::optional<Calibration> Cal;
+  std::string CalibrationError;
+  const Calibration *calibration();
+
+  OptimizationRemarkEmitter &ore(Function &F) {
+    return FAM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+  }
+  void missed(const Instruction *I, StringRef Name, const Twine &Msg) {
+    ore(*const_cast<Function *>(I->getFunction())).emit([&] {
+      return OptimizationRemarkMissed(PassName, Name, I) << Msg.str();
+    });
+  }
+  void analysis(const Instruction *I, StringRef Name, const Twine &Msg) {
+    ore(*const_cast<Function *>(I->getFunction())).emit([&] {
+      return OptimizationRemarkAnalysis(PassName, Name, I) << Msg.str();
+    });
+  }
+  void missedIn(Function &F, StringRef Name, const Twine &Msg) {
+    ore(F).emit([&] {
+      return OptimizationRemarkMissed(PassName, Name, DiagnosticLocation(F.getSubprogram()),
+                                      &F.getEntryBlock())
+             << Msg.str();
+    });
+  }
+
+  void collectSites();
+  void applyCluster(const PlanCluster &C);
+  std::optional<Refusal> checkPair(const Site &A, const Site &B);
+  std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);
+  std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
+  std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
+                                   std::string &Estimate);
+  Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
+  std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
+  std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
+                                         std::string &Estimate);
+  Instruction *replaceRegion(RegionShape &Shape, unsigned long MinRuns);
+  void applyRegions(const PlanCluster &C, const std::string &Name,
+                    std::vector<std::tuple<const Site *, const Site *, uint64_t>> &Edges,
+                    const DenseMap<const Site *, uint64_t> &Recorded);
+};
+
+} // namespace syscluster
+
+#endif
