@@ -28,7 +28,7 @@ use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 pub const SPEC_HEADER: &str = syscluster_model::formats::PLAN_LINE_HEADER;
 
 /// The sites and modules the library holds (data/formats.tsv, shared with
-/// `preload/src/plan.c`).
+/// `preload/src/plan_line.c`).
 pub const MAX_SITES: usize = syscluster_model::formats::PLAN_LINE_MAX_SITES;
 pub const MAX_MODULES: usize = syscluster_model::formats::PLAN_LINE_MAX_MODULES;
 /// The largest coalescing buffer a plan asks for.
