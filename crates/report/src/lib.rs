@@ -1,7 +1,8 @@
 //! Renderings of what syscluster prints: a profile, advice, a calibration,
-//! `stat`'s counts, `verify`'s comparison.  One trait ([`Render`]), one file per format (text,
-//! json, dot, folded, html), each implementing it for the values it shows;
-//! every format returns bytes, so that tests compare or parse them directly.
+//! `stat`'s counts, `verify`'s comparison.  One trait ([`Render`]), one
+//! file per format (text, json, dot, folded, html), each implementing it
+//! for the values it shows; every format returns bytes, so that tests
+//! compare or parse them directly.
 
 pub mod dot;
 pub mod folded;

@@ -1,6 +1,7 @@
 //! Text: the profile's report, tables that fit the width asked for (80
 //! columns by default; `report --wide` cuts nothing; a profile with losses
-//! says so in its first line); advice; a calibration; `stat`'s table.
+//! says so in its first line); advice; a calibration; `stat`'s and
+//! `verify`'s tables.
 
 use crate::{spread, Exit, Render, ReportOptions, Stat, Verification};
 use std::fmt::Write as _;

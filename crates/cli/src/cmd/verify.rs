@@ -631,7 +631,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
         differences: found,
     };
     let out = Text.render(&verification, &ReportOptions::default());
-    std::io::Write::write_all(&mut std::io::stdout(), &out).map_err(|e| Failure::new(format!("stdout: {e}")))?;
+    std::io::Write::write_all(&mut std::io::stdout(), &out).map_err(|e| cannot(format!("stdout: {e}")))?;
     Ok(code)
 }
 
