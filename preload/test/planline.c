@@ -55,6 +55,16 @@ static size_t slurp(const char *path, char *buf, size_t size)
     return n;
 }
 
+/* A module's build-id in lowercase hex, or none when it has none. */
+static const char *hex_id(const struct sc_plan_module *pm, char *buf, const char *none)
+{
+    if (!pm->idlen)
+        return none;
+    for (int j = 0; j < pm->idlen; j++)
+        snprintf(buf + 2 * j, 3, "%02x", pm->id[j]);
+    return buf;
+}
+
 /* What was read, as NAME.expect of a valid fixture has it. */
 static void describe(const struct sc_plan_lines *p, char *out, size_t size)
 {
@@ -64,13 +74,8 @@ static void describe(const struct sc_plan_lines *p, char *out, size_t size)
         const struct sc_plan_module *pm = &p->modules[m];
         if (!pm->path)
             continue;
-        o += (size_t)snprintf(out + o, size - o, "module %d build-id ", m);
-        for (int j = 0; j < pm->idlen && o < size; j++)
-            o += (size_t)snprintf(out + o, size - o, "%02x", pm->id[j]);
-        if (!pm->idlen && o < size)
-            o += (size_t)snprintf(out + o, size - o, "none");
-        if (o < size)
-            o += (size_t)snprintf(out + o, size - o, " path %s\n", pm->path);
+        char id[2 * SCL_PLAN_LINE_MAX_BUILD_ID + 1];
+        o += (size_t)snprintf(out + o, size - o, "module %d build-id %s path %s\n", m, hex_id(pm, id, "none"), pm->path);
     }
     for (int i = 0; i < p->n_sites && o < size; i++) {
         const struct sc_plan_site *s = &p->sites[i];
@@ -90,13 +95,8 @@ static void print_back(const struct sc_plan_lines *p, char *out, size_t size)
         const struct sc_plan_module *pm = &p->modules[m];
         if (!pm->path)
             continue;
-        o += (size_t)snprintf(out + o, size - o, "module\t%d\t", m);
-        for (int j = 0; j < pm->idlen && o < size; j++)
-            o += (size_t)snprintf(out + o, size - o, "%02x", pm->id[j]);
-        if (!pm->idlen && o < size)
-            o += (size_t)snprintf(out + o, size - o, "-");
-        if (o < size)
-            o += (size_t)snprintf(out + o, size - o, "\t%s\n", pm->path);
+        char id[2 * SCL_PLAN_LINE_MAX_BUILD_ID + 1];
+        o += (size_t)snprintf(out + o, size - o, "module\t%d\t%s\t%s\n", m, hex_id(pm, id, "-"), pm->path);
     }
     for (int i = 0; i < p->n_sites && o < size; i++) {
         const struct sc_plan_site *s = &p->sites[i];
