@@ -378,6 +378,11 @@ else
   skipped "ENOSPC on a small tmpfs: mounting needs root"
 fi
 
+# -- the plan line format: the library's parser on the fixtures the supervisor's
+# writer is tested on, and 20,000 mutations of them (test/planline.c, with ASan)
+if out=$("$T/planline" ../tests/fixtures/formats/plan-line 20000 2>&1); then ok "plan lines: $(echo "$out" | tail -1 | cut -c6-)"
+else bad "plan lines"; echo "$out" | grep -v '^ok' | head -40; fi
+
 # -- plans: clusters applied at this program's own call sites ------------------
 # planned.c finds the return addresses of its sites and prints the plan the
 # supervisor would pass; each mode's checks must hold plain and planned, and
