@@ -275,18 +275,19 @@ impl<'p> Facts<'p> {
         let Some(sites) = sites else {
             return Placement { class: "unknown".into(), functions: Vec::new(), gaps: Vec::new() };
         };
-        let fname = |l: &Location| {
-            let base = l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
-            format!("{}:{}", base, l.function.clone().unwrap_or_else(|| "?".into()))
-        };
-        // Without a function name, a location is its module and offset.
-        let shown = |l: &Location| match &l.function {
-            Some(_) => fname(l),
-            None => format!("{}+{:#x}", l.module.rsplit('/').next().unwrap_or(&l.module), l.offset),
+        let base = |l: &Location| l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
+        // Compared by the symbol's own name: two instances of one generic
+        // Rust function demangle to the same name.
+        let fname = |l: &Location| format!("{}:{}", base(l), l.function.as_deref().unwrap_or("?"));
+        // Shown demangled; without a function name, a location is its
+        // module and offset.
+        let shown = |l: &Location| match l.function_name() {
+            Some(f) => format!("{}:{f}", base(l)),
+            None => format!("{}+{:#x}", base(l), l.offset),
         };
         let functions: BTreeSet<String> = sites.iter().map(shown).collect();
         let mut gaps = Vec::new();
-        let several = functions.len() > 1;
+        let several = sites.iter().map(fname).collect::<BTreeSet<String>>().len() > 1;
         // Without symbols the offsets say how far apart the calls are, not
         // whether one function holds them.
         let unnamed = sites.iter().any(|l| l.function.is_none());

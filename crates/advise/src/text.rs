@@ -89,7 +89,7 @@ fn recommendation(out: &mut String, r: &Recommendation) {
                     "{} {}{} ×{}",
                     l.syscall,
                     l.short,
-                    l.location.function.as_ref().map_or(String::new(), |f| format!(" ({f})")),
+                    l.location.function_name().map_or(String::new(), |f| format!(" ({f})")),
                     count(l.count)
                 )
             })

@@ -79,7 +79,7 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
                 "kernel_ns": n.working_ns(),
                 "callsites": n.callsites.iter().take(20).map(|c| json!({
                     "where": c.location.short(),
-                    "function": c.location.function,
+                    "function": c.location.function_name(),
                     "module": c.location.module,
                     "offset": format!("{:#x}", c.location.offset),
                     "count": c.count,
