@@ -89,7 +89,11 @@ fn recommendation(out: &mut String, r: &Recommendation) {
                     "{} {}{} ×{}",
                     l.syscall,
                     l.short,
-                    l.location.function_name().map_or(String::new(), |f| format!(" ({f})")),
+                    // Without a line, `short` is the function already.
+                    l.location
+                        .function_name()
+                        .filter(|f| !l.short.starts_with(f.as_ref()))
+                        .map_or(String::new(), |f| format!(" ({f})")),
                     count(l.count)
                 )
             })
