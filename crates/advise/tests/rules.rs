@@ -281,7 +281,7 @@ fn a_call_whose_recorded_time_is_mostly_the_recorders_is_priced_by_the_calibrati
     // 450 ns recorded, 300 of them the recorder's: the calibrated lseek (200 ns).
     let s = seeks(450);
     assert!((s.ns - 200.0 * 200.0).abs() < 1e-6, "{}", s.ns);
-    assert!(s.basis.contains("calls timed on this machine"), "{}", s.basis);
+    assert!(s.basis.contains("calls timed by `syscluster calibrate`"), "{}", s.basis);
     // 1,000 ns recorded: the profile resolves it, 700 ns of kernel work
     // plus the crossing (200 ns).
     let s = seeks(1000);
