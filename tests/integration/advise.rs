@@ -506,6 +506,15 @@ fn advice_is_reproducible_from_profile_calibration_and_host_files() {
             );
         }
     }
+    // The costs are the calibration's, for the host the file describes: the
+    // text says so, never "this machine" (issue 10).
+    let text = String::from_utf8(advise(Path::new("host.json"), "text")).unwrap();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.starts_with("syscluster advice for: (several commands) advised for the host host.json describes; costs from the calibration calibration.json, measured on Test CPU"),
+        "{text}"
+    );
+    assert!(!words.contains("this machine"), "{text}");
     // The host file decides what applies: with the module and without the
     // vDSO, the looped multi-call applies and the clock rewrite does not.
     let rule = |a: &Advice, id: &str| {

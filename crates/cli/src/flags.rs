@@ -87,6 +87,9 @@ pub enum NodeKeyArg {
 /// command decides what they do; the recording goes on until it has ended —
 /// its shutdown included — and the profile is always written, complete.
 /// A command that ignores the signal runs on and is recorded to its end.
+/// One that comes while syscluster gets ready (loading BPF programs takes
+/// a second or two) stops it before the command starts: it says so and
+/// exits with 128+N.
 ///
 /// Daemons: tasks that leave the command's session (setsid) are not waited
 /// for. The recording ends when the command and the tasks still in its
