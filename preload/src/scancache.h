@@ -6,6 +6,7 @@
 #ifndef SC_SCANCACHE_H
 #define SC_SCANCACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SC_SCANCACHE_DIR "scan-1"
