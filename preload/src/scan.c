@@ -366,6 +366,7 @@ int sc_scan_loaded(char *culprit, size_t len)
     if (dladdr((void *)sc_scan_loaded, &self))
         c.self = (uintptr_t)self.dli_fbase;
     sc_spin_lock(&scan_lock);
+    sc_scancache_begin(&c.cache, (const void *)c.self);
     dl_iterate_phdr(visit, &c);
     sc_scancache_end(&c.cache);
     sc_spin_unlock(&scan_lock);

@@ -31,7 +31,6 @@
 #include "scancache.h"
 #include "sys.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -198,13 +197,13 @@ static int mapped_file(struct sc_scancache *c, uintptr_t addr, uint32_t *maj, ui
 static uint8_t self_id[32];
 static uint32_t self_id_len, self_id_done;
 
-static void self_build_id(void)
+void sc_scancache_begin(struct sc_scancache *c, const void *self_base)
 {
-    Dl_info self;
-    self_id_done = 1;
-    if (!dladdr((void *)self_build_id, &self) || !self.dli_fbase)
+    (void)c;
+    if (self_id_done || !self_base)
         return;
-    const ElfW(Ehdr) *eh = self.dli_fbase;
+    self_id_done = 1;
+    const ElfW(Ehdr) *eh = self_base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return;
     self_id_len = build_id((uintptr_t)eh, (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff), eh->e_phnum, self_id);
@@ -223,8 +222,6 @@ int sc_scancache_key(struct sc_scancache *c, const struct dl_phdr_info *info, st
         }
         const char *all = getenv("SYSCLUSTER_TEST_SCAN_CACHE_ALL");
         c->all = all && strcmp(all, "1") == 0;
-        if (!self_id_done)
-            self_build_id();
         if (self_id_len == 0) {
             c->off = 1; /* which scanner judged cannot be told */
             return 0;
