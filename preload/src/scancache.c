@@ -16,7 +16,9 @@
  * relocations (their code in memory is not the file's) and file systems
  * whose times another machine sets (NFS, FUSE, ...) are scanned every
  * time.  A miss scans and stores the verdict -- "raw system calls" too --
- * if the key did not change during the scan: written to a temporary file
+ * if the key did not change during the scan and the file was last changed
+ * more than two seconds ago (a coarse clock gives changes within one tick
+ * the same time): written to a temporary file
  * and renamed over the slot, so a reader sees a whole entry or none; an
  * entry that does not check out (size, magic, checksum, key) is a miss.
  *
@@ -220,8 +222,10 @@ int sc_scancache_key(struct sc_scancache *c, const struct dl_phdr_info *info, st
             c->off = 1;
             return 0;
         }
-        const char *all = getenv("SYSCLUSTER_TEST_SCAN_CACHE_ALL");
+        const char *all = getenv("SYSCLUSTER_TEST_SCAN_CACHE_ALL"),
+                   *settle = getenv("SYSCLUSTER_TEST_SCAN_CACHE_SETTLE_0");
         c->all = all && strcmp(all, "1") == 0;
+        c->settle_ns = settle && strcmp(settle, "1") == 0 ? 0 : SC_SCANCACHE_SETTLE_NS;
         if (self_id_len == 0) {
             c->off = 1; /* which scanner judged cannot be told */
             return 0;
@@ -376,6 +380,16 @@ int sc_scancache_get(struct sc_scancache *c, const struct sc_scan_key *k)
 
 void sc_scancache_put(struct sc_scancache *c, const struct sc_scan_key *k, int verdict)
 {
+    /* Changed too recently: another change in the same clock tick could
+     * leave every time in the key as it is (and an inode number reused by
+     * a file made in that tick, with its birth time).  Two seconds later
+     * any change has a later change time.  Nor a change time ahead of the
+     * clock. */
+    struct sc_timespec now;
+    if (sc_sys2(SYS_clock_gettime, 0 /* CLOCK_REALTIME */, (long)&now) != 0 ||
+        (now.tv_sec - k->ctime_s) * 1000000000L + (now.tv_nsec - (long)k->ctime_ns) < c->settle_ns ||
+        (now.tv_sec - k->mtime_s) * 1000000000L + (now.tv_nsec - (long)k->mtime_ns) < c->settle_ns)
+        return;
     int dir = cache_dir(c, 1);
     if (dir < 0)
         return;

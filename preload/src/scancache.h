@@ -45,6 +45,11 @@ static inline uint64_t sc_fnv1a(const void *p, unsigned long n, uint64_t h)
 }
 #define SC_FNV_SEED 0xcbf29ce484222325ULL
 
+/* A verdict is kept only for a file whose change time is this much in the
+ * past: a change within the same tick of a coarse clock (kernels before
+ * 6.13 stamp files with one) could leave the change time as it was. */
+#define SC_SCANCACHE_SETTLE_NS 2000000000L
+
 /* Objects with less code than this are scanned, not looked up: scanning
  * them costs less than a lookup (~0.5 us per KiB scanned against ~10 us). */
 #define SC_SCANCACHE_MIN_TEXT (32 * 1024)
@@ -57,10 +62,11 @@ struct sc_scancache {
     int off;       /* no cache for this scan */
     int tried;     /* the switches were read */
     int all;       /* SYSCLUSTER_TEST_SCAN_CACHE_ALL: small objects too (the tests' programs) */
+    long settle_ns; /* a file changed more recently than this is not kept */
     int maps_fd;   /* -1: not open */
     long maps_len; /* the text read of it; -1: not read */
 };
-#define SC_SCANCACHE_INIT {-1, 0, 0, 0, -1, -1}
+#define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1}
 
 struct dl_phdr_info;
 /* Before the scan's dl_iterate_phdr, with this library's load address (from
