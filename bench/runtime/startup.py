@@ -196,9 +196,9 @@ with the scan cache emptied before each run (a program's first start),
 interleaved with the order alternating every round.  The other columns
 are a program started again: the scan cache (docs/RUNTIME.md, "The scan
 cache") is filled by one run of each program before the timed rounds.
-Wall time (median) from `posix_spawn` to `waitpid`, CPU time (mean, user
-+ system of the child and everything it waited for) from `wait4`.  On a loaded machine the wall time of `run`
-also holds the scheduling delays of a second process and its wakeups
+Wall time (median) from `posix_spawn` to `waitpid`, CPU time (mean,
+user and system time of the child and everything it waited for) from
+`wait4`.  On a loaded machine the wall time of `run` also holds the scheduling delays of a second process and its wakeups
 (several milliseconds on a loaded machine): the CPU columns are what `run`
 costs.  Target (issue 10): under 0.5 ms added.  `syscluster --version`
 (the launcher `exec`ing the full CLI): median {v['wall_median_ms']:.2f}
