@@ -373,6 +373,7 @@ void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
+extern int sc_scan_cached SC_HIDDEN, sc_scan_scanned SC_HIDDEN;
 
 /* x86len.c */
 long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;

@@ -301,6 +301,13 @@ else bad "scan: data in .text taken for code: $msg"; fi
 msg=$(rt env SYSCLUSTER_VERBOSE=1 "$T/scanprobe" "$T/libnocfi.so" "$W/scan" 2>&1)
 if echo "$msg" | grep -q "libnocfi.so makes system calls without libc"; then ok "scan: a raw syscall in code without unwind info is found"
 else bad "scan: a raw syscall outside every FDE missed: $msg"; fi
+# The scan cache (test/scancache.c, ~3 s): a hit gives the scan's verdict;
+# new bytes, a path renamed over, a bad entry are rescanned; a file just
+# written is not kept; 16 concurrent first runs agree; no usable directory
+# means no cache, quietly.
+mkdir -p "$W/scancache"
+if out=$(timeout 120 "$T/scancache" "$LIB" "$T" "$W/scancache" 2>&1); then ok "scan cache: $(echo "$out" | grep -c '^ok') checks"
+else bad "scan cache"; echo "$out" | grep -v '^ok'; fi
 # A real program that loads OpenSSL's libcrypto (no raw syscall in it) is coalesced, same bytes.
 if python3 -c 'import hashlib, ssl' 2>/dev/null; then
   py='import hashlib, ssl, os, sys

@@ -364,6 +364,10 @@ pub struct StatArgs {
 /// them unchanged. The command's stdio and exit status pass through.
 /// docs/RUNTIME.md has the exact rules. Start-up: the `syscluster` binary runs
 /// this itself, without loading the rest of the CLI (docs/RUNTIME.md, "Start-up").
+/// The search for raw `syscall` instructions keeps its verdict per library
+/// file in $XDG_CACHE_HOME/syscluster/scan-1 (~/.cache/syscluster/scan-1);
+/// deleting it clears it, SYSCLUSTER_SCAN_CACHE=0 turns it off
+/// (docs/RUNTIME.md, "The scan cache").
 ///
 /// With --plan (written by `syscluster advise --plan-out`), only the calls
 /// made from the plan's code locations change: short writes there are
