@@ -47,12 +47,11 @@ int t_finish(void);
 /* Backends compared with direct (direct itself first). */
 extern const unsigned t_backends[];
 extern const unsigned t_nbackends;
-/* A backend whose name is in SYSCLUSTER_REQUIRE (t_required: "kmod" in the
- * module's guest) and cannot start fails (t_ctx), where elsewhere it is left
- * out of the comparison (the kmod backend on a host without the module,
- * CI's included). */
 /* mc_ctx_init for a test: NULL when the backend is unavailable here
- * (reported once). */
+ * (reported once).  A backend whose name is in SYSCLUSTER_REQUIRE
+ * (t_required: "kmod" in the module's guest) and cannot start fails, where
+ * elsewhere it is left out of the comparison (the kmod backend on a host
+ * without the module, CI's included). */
 struct mc_ctx *t_ctx(unsigned backend);
 
 /* Whether backend is compared with direct here (MC_TEST_BACKENDS). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests that fail closed, for every C test harness of the tree
- * (libmulticall/test/harness.c, the preload tests); tests/lib/require.sh
- * is the same for shell tests, docs/TESTING.md the convention.
+/* Tests that fail closed, for every C test of the tree (libmulticall's
+ * harness, libmulticall/test/harness.h, and so the kernel module's tests);
+ * tests/lib/require.sh is the same for shell tests (the preload library's
+ * among them), docs/TESTING.md the convention.
  *
  * Exit codes as liburing's tests: 0 pass, 1 fail, 77 skip.  A test skips
  * only for a capability this machine lacks, and names it on its first
