@@ -31,6 +31,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 pass=0 fail=0 skip=0 failed=() start_all=$(date +%s%N)
 for t in "${tests[@]}"; do
+  t=$(basename "$t" .test.sh) # test/NAME.test.sh given as a path
+  [ -x "test/$t.test.sh" ] || { fail=$((fail + 1)); failed+=("$t"); echo "FAIL $t: no executable test/$t.test.sh"; continue; }
   start=$(date +%s%N)
   timeout "$TIMEOUT" "test/$t.test.sh" > "$out" 2>&1
   rc=$?
