@@ -11,7 +11,7 @@
  *   planned seekkill FILE   a child's pending offset outlives its SIGKILL
  *   planned dlopen          a site in a library loaded (twice) with dlopen
  * Each check prints "ok ..." or "FAIL ..."; exit 0 when all pass.  The
- * checks hold for the plain program too: run.sh runs both, and reads the
+ * checks hold for the plain program too: plan.test.sh runs both, and reads the
  * runtime's -v report to see that the plan was applied. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -16,10 +16,12 @@
 # multi-call), copy_report.c with --assume-gain (every case through
 # libmulticall, as on a host with the kernel module).
 # Needs root for the tmpfs case: as root (CI) it must run; elsewhere it is
-# skipped with a message unless CI is set, where that is a failure.
+# skipped with a message unless tmpfs is required (SYSCLUSTER_REQUIRE, or
+# CI set: tests/lib/require.sh), where that is a failure.
 #   tests/plugin/run.sh        (after make build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib/require.sh"
 BIN=${BIN:-$ROOT/target/release/syscluster}
 CLANG=${SYSCLUSTER_CLANG:-clang-19}
 T=$(mktemp -d /tmp/sc-plugin.XXXXXX)
@@ -115,10 +117,10 @@ check() {
     verify enospc-fs-limit --no-count --fs-limit 256K -- "$PWD/copy_plain" "$T/in.947200" out ::: "$PWD/copy_sc" "$T/in.947200" out
     run enospc "unshare -m bash -c 'mkdir -p full && mount -t tmpfs -o size=256k sc full && \$PROG $T/in.947200 full/out; echo status \$?; ls -l full/out | cut -d\" \" -f5; cmp -n 262144 $T/in.947200 full/out && echo prefix same'"
     grep -q "prefix same" sc.enospc/stdout || fail "$name: enospc: the tmpfs case did not run: $(cat sc.enospc/stderr)"
-  elif [ -n "${CI:-}" ]; then
-    fail "ENOSPC needs root (a tmpfs mount) and CI is set"
+  elif [ -n "${CI:-}" ] || t_required tmpfs; then
+    fail "ENOSPC needs root (a tmpfs mount), and tmpfs is required here (SYSCLUSTER_REQUIRE or CI)"
   else
-    echo "plugin test: SKIP enospc: needs root for a tmpfs mount"
+    echo "plugin test: SKIP tmpfs: enospc needs root for a tmpfs mount"
   fi
   # Same bytes and fewer crossings (counted as syscluster stat does).
   verify size-2390753 -- "$PWD/copy_plain" "$T/in.2390753" out ::: "$PWD/copy_sc" "$T/in.2390753" out
