@@ -44,7 +44,13 @@ for f in glob.glob(sys.argv[1] + "/*.opt.yaml"):
 print("; ".join(out) or "no remark")
 PY
 )"
-  nm "plugin-$v" | grep -q __syscluster && say "plugin ($v) calls the multi-call runtime" || say "plugin ($v) does not call the multi-call runtime: the loop as written"
+  if cmp -s original "plugin-$v"; then
+    say "plugin ($v): byte for byte the original program"
+  elif nm "plugin-$v" | grep -q __syscluster; then
+    say "plugin ($v): calls the multi-call runtime"
+  else
+    say "plugin ($v): does not call the multi-call runtime, but differs from the original"
+  fi
 done
 
 crossings() { "$BIN" stat --json -- "$@" 2>/dev/null | python3 -c '
