@@ -113,6 +113,13 @@ check() {
   run epipe "trap '' PIPE; \$PROG $T/in.947200 /dev/stdout | head -c 10000 | od | tail -2; echo \${PIPESTATUS[0]}"
   # A pipe as input: reads shorter than the block.
   run pipe-input "cat $T/in.947200 | \$PROG /dev/stdin out; cmp $T/in.947200 out"
+  if [ "$name" = copy_report ]; then
+    # EINTR from a real signal: the read blocks on a pipe that stays empty
+    # (sleep holds it open), SIGALRM's handler (no SA_RESTART) interrupts
+    # it after 1 s: the loop ends on -1, errno EINTR, in both.
+    run eintr-signal "sleep 3 | SC_ALARM=1 \$PROG /dev/stdin out; echo status \$?"
+    grep -q "^n=-1 errno=4 " sc.eintr-signal/stdout || fail "$name: eintr-signal: the read was not interrupted: $(cat sc.eintr-signal/stdout)"
+  fi
   # ENOSPC: a 256 KiB tmpfs, in a private mount namespace.
   if [ "$(id -u)" -eq 0 ]; then
     verify enospc-fs-limit --no-count --fs-limit 256K -- "$PWD/copy_plain" "$T/in.947200" out ::: "$PWD/copy_sc" "$T/in.947200" out
