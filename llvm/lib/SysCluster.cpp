@@ -96,10 +96,9 @@ bool ClusterPass::run(const Plan &P) {
       }
   if (WithFile && !Here)
     missedIn(*First, "NotInPlan",
-               "syscluster: none of the plan's " + Twine(WithFile) +
-                   " locations is a system call of a file of this translation unit (" +
-                   M.getSourceFileName() +
-                   "): a plan for another program, or for other files of this one; nothing here is changed");
+             "syscluster: none of the plan's " + Twine(WithFile) +
+                 " locations is a system call of a file of this translation unit (" + M.getSourceFileName() +
+                 "): a plan for another program, or for other files of this one; nothing here is changed");
   for (const PlanCluster &C : P.Clusters)
     applyCluster(C);
   for (Function *F : Changed)
