@@ -83,6 +83,22 @@ bool ClusterPass::run(const Plan &P) {
     return false;
   }
   collectSites();
+  // A plan for another program (or for other files of this one): none of
+  // its file:line locations names a file whose system calls are here.
+  // Nothing changes; say so once, not silently.
+  unsigned WithFile = 0;
+  bool Here = false;
+  for (const PlanCluster &C : P.Clusters)
+    for (const PlanLocation &L : C.Locations)
+      if (!L.File.empty() && L.Line != 0) {
+        ++WithFile;
+        Here = Here || any_of(Sites, [&](const Site &S) { return sourceMatch(L.File, S.File) != 0; });
+      }
+  if (WithFile && !Here)
+    missedIn(*First, "NotInPlan",
+             "syscluster: none of the plan's " + Twine(WithFile) +
+                 " locations is a system call of a file of this translation unit (" + M.getSourceFileName() +
+                 "): a plan for another program, or for other files of this one; nothing here is changed");
   for (const PlanCluster &C : P.Clusters)
     applyCluster(C);
   for (Function *F : Changed)

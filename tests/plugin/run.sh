@@ -9,7 +9,9 @@
 # clang-19 alone and by `syscluster cc` with a plan recorded from a real run
 # must give the same stdout, stderr, exit status and files in every case below — sizes around the block size,
 # a missing input, an unwritable output, a short-writing file size limit,
-# a pipe reader that goes away, a pipe as input, a full tmpfs (ENOSPC) —
+# a pipe reader that goes away, a pipe as input, a full tmpfs (ENOSPC),
+# and faults injected by `syscluster verify --inject` (ENOSPC, EIO, EINTR,
+# EFAULT, EBADF, ESPIPE, short reads and writes, early and late) —
 # and the plugin-built program must cross into the kernel fewer times.
 # copy.c is built as for this host (the calibration decides: a short copy or
 # a pipe runs the loop as written, a long copy between files is one looped
@@ -97,7 +99,8 @@ check() {
   for size in 0 1 4095 4096 4097 81920 947200; do
     verify "size-$size" --no-count -- "$PWD/copy_plain" "$T/in.$size" out ::: "$PWD/copy_sc" "$T/in.$size" out
   done
-  for fault in write:ENOSPC@3 write:EIO@1 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+  for fault in write:ENOSPC@3 write:EIO@1 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7 \
+               read:EINTR@6 read:EFAULT@3 write:EFAULT@4; do
     verify "$fault" --inject "$fault" -- "$PWD/copy_plain" "$T/in.81920" out ::: "$PWD/copy_sc" "$T/in.81920" out
   done
   run missing-input '$PROG /nonexistent out'
@@ -112,6 +115,13 @@ check() {
   run epipe "trap '' PIPE; \$PROG $T/in.947200 /dev/stdout | head -c 10000 | od | tail -2; echo \${PIPESTATUS[0]}"
   # A pipe as input: reads shorter than the block.
   run pipe-input "cat $T/in.947200 | \$PROG /dev/stdin out; cmp $T/in.947200 out"
+  if [ "$name" = copy_report ]; then
+    # EINTR from a real signal: the read blocks on a pipe that stays empty
+    # (sleep holds it open), SIGALRM's handler (no SA_RESTART) interrupts
+    # it after 1 s: the loop ends on -1, errno EINTR, in both.
+    run eintr-signal "sleep 3 | SC_ALARM=1 \$PROG /dev/stdin out; echo status \$?"
+    grep -q "^n=-1 errno=4 " sc.eintr-signal/stdout || fail "$name: eintr-signal: the read was not interrupted: $(cat sc.eintr-signal/stdout)"
+  fi
   # ENOSPC: a 256 KiB tmpfs, in a private mount namespace.
   if [ "$(id -u)" -eq 0 ]; then
     verify enospc-fs-limit --no-count --fs-limit 256K -- "$PWD/copy_plain" "$T/in.947200" out ::: "$PWD/copy_sc" "$T/in.947200" out
@@ -180,7 +190,8 @@ check_region() {
     # Faults early (the sc build's first 500 runs are its calls as written;
     # the assume build is in the multi-call from the first) and late.
     for fault in write:ENOSPC@3 write:EIO@4 read:EIO@6 lseek:ESPIPE@5 lseek:EBADF@1 write:EINTR@9 write:short@4 \
-                 read:short=50@7 write:EIO@1500 write:ENOSPC@1999 write:short@1501; do
+                 read:short=50@7 write:EIO@1500 write:ENOSPC@1999 write:short@1501 \
+                 read:EINTR@12 read:EFAULT@8 write:EFAULT@10 write:EFAULT@1600; do
       verify "region-$v-$fault" --inject "$fault" -- "$PWD/plain/region_report" "$PWD/in" out 1000 ::: \
         "$PWD/$v/region_report" "$PWD/in" out 1000
     done
@@ -188,6 +199,9 @@ check_region() {
   # A fault must have taken the handler (err's exit status), not ended the run.
   grep -q '^  exit  *5  *5$' region-assume-write:ENOSPC@3.verify || fail "region: write:ENOSPC@3 did not exit 5 in both"
   grep -q '^  exit  *3  *3$' region-assume-lseek:ESPIPE@5.verify || fail "region: lseek:ESPIPE@5 did not exit 3 in both"
+  # EFAULT (a bad buffer, as the kernel reports it) is an error like another: err(3)'s status and message.
+  grep -q '^  exit  *4  *4$' region-assume-read:EFAULT@8.verify || fail "region: read:EFAULT@8 did not exit 4 in both"
+  grep -q '^  exit  *6  *6$' region-assume-write:EFAULT@10.verify || fail "region: write:EFAULT@10 (a record's write) did not exit 6 in both"
   cd "$T"
 }
 check_region
@@ -229,7 +243,8 @@ check_full() {
   for v in sc assume; do
     verify "full-$v" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: "$PWD/$v/full" "$PWD/in" out 1000
     for fault in write:short@4 write:short@3 write:ENOSPC@5 read:short=50@7 read:short=5@9 write:short@1501 \
-                 write:short@1502 write:EIO@1998 lseek:EBADF@700; do
+                 write:short@1502 write:EIO@1998 lseek:EBADF@700 \
+                 read:EINTR@8 write:EFAULT@1503; do
       verify "full-$v-$fault" --inject "$fault" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: \
         "$PWD/$v/full" "$PWD/in" out 1000
     done
@@ -256,7 +271,7 @@ check_spec() {
     fail "spec: the loop was not specialized: $(grep -h -A4 'Name:.*Clustered\|NotReplaced' remarks/*.opt.yaml)"
   for bs in 4096 1000 4095; do
     verify "spec-$bs" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: "$PWD/assume/spec" "$PWD/in" out $bs
-    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6; do
+    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6 read:EFAULT@3; do
       verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: \
         "$PWD/assume/spec" "$PWD/in" out $bs
     done
@@ -272,6 +287,47 @@ check_spec() {
   cd "$T"
 }
 check_spec
+
+# Never a wrong program (Must 8), on the corpus programs the pass does not
+# replace: each is recorded, advised, and compiled with its own plan (for
+# this host and with --assume-gain); the plan has a cluster, the pass
+# examines it and refuses it with a remark, and the object file is byte for
+# byte clang's (the same program, so the same output, files and status).
+# copy.c is the corpus program the pass replaces (check, above).
+check_left() {
+  local name args src v n
+  mkdir -p "$T/left" && cd "$T/left"
+  head -c 300000 /dev/urandom > in
+  while read -r name args; do
+    src=$ROOT/tests/corpus/$name.c
+    "$CLANG" -O2 -g "$src" -o "$name"
+    # shellcheck disable=SC2086
+    "$BIN" record -q -o "$name.json" -- "./$name" $args > /dev/null
+    "$BIN" advise -q "$name.json" --plan-out "$name.plan" > /dev/null
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' "$name.plan")
+    [ "$n" -gt 0 ] || fail "left: $name: the plan has no cluster"
+    "$CLANG" -O2 -g -c "$src" -o "$name.clang.o"
+    for v in host assume; do
+      rm -rf "remarks-$name-$v"
+      "$BIN" cc --plan "$name.plan" --remarks "remarks-$name-$v" $([ $v = host ] || echo --assume-gain) \
+        -O2 -g -c "$src" -o "$name.$v.o"
+      grep -q '^--- !Missed' "remarks-$name-$v"/*.opt.yaml || fail "left: $name ($v): no remark says why nothing was done"
+      ! grep -q 'Name:.*Clustered' "remarks-$name-$v"/*.opt.yaml || fail "left: $name ($v): a region was replaced; check it as copy.c is"
+      cmp -s "$name.clang.o" "$name.$v.o" || fail "left: $name ($v): the pass refused every region but changed the object"
+    done
+    echo "plugin test: left: $name ($n clusters): refused with remarks, the same object as clang's"
+  done <<'LIST'
+copy_block in out 4096
+seekread in 500
+selecttime 2000
+write8 out 1000
+reopen conf 200
+redundant in 1000 lseek
+rawclock 1000
+LIST
+  cd "$T"
+}
+check_left
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"
