@@ -6,6 +6,7 @@
 //   IRFacts.cpp     facts about the IR the conditions are decided from
 //   Conditions.cpp  the five conditions of seed 000 §3.2 for a pair of calls
 //   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
+//   CheckedLoop.cpp the copy loop that checks its writes → the same, checked (§3.3.2)
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
 //   Gain.cpp        never a slower program: the gain of each replacement
 //
@@ -65,7 +66,8 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
 bool isTransfer(const SyscallSite &S);
 const Value *countOf(const SyscallSite &S);
 bool countNonNegative(const Value *Count, const DataLayout &DL);
-bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL);
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
+                 bool CountPositive = false);
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);
@@ -131,6 +133,8 @@ private:
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
+  bool applyCheckedCopyLoop(const Site &W, const Site &R, const std::string &Name, uint64_t Blocks,
+                            unsigned ClusterId);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

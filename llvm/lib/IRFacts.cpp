@@ -225,10 +225,13 @@ static bool comparesWithCount(const Value *Res, const Value *N, const SyscallSit
 /// X did not transfer its whole count, for a block that does not return:
 /// `if (write(fd, buf, n) != n) err(...)` (or `< n` where n is not
 /// negative: the result is at most n), which treats a short transfer as an
-/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.  §3.3.2 as for isFailureExit; the call gets
+/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.
+/// CountPositive: the caller proved the count > 0 (a copy loop's write of
+/// a read result tested > 0).  §3.3.2 as for isFailureExit; the call gets
 /// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
 /// test (a failure counting as libc's -1).
-bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL) {
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
+                 bool CountPositive) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
@@ -245,7 +248,7 @@ bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite
       if (P == CmpInst::ICMP_NE)
         return true;
       // result < count, with the result in [-1, count] and count >= 0.
-      if (P == CmpInst::ICMP_SLT && countNonNegative(countOf(X), DL))
+      if (P == CmpInst::ICMP_SLT && (CountPositive || countNonNegative(countOf(X), DL)))
         return true;
     }
     std::swap(L, R);
