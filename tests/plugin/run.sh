@@ -271,6 +271,77 @@ check_spec() {
 }
 check_spec
 
+# Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
+# writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the
+# program's own noreturn function, which prints the write's result, n,
+# errno and a checksum of the buffer (3); the read is checked after the
+# loop. Each becomes the looped multi-call with its write checked, which
+# must stop exactly where the program calls its handler: the same message,
+# exit status, bytes written and buffer — under injected faults (ENOSPC,
+# EIO, EBADF, EFAULT, EINTR, short writes and reads), ENOSPC on a small
+# tmpfs, short writes into a full non-blocking pipe, and a blocked pipe
+# write interrupted by SIGALRM; and fewer crossings between files.
+check_checked() {
+  local c fault v before after
+  mkdir -p "$T/checked"
+  for size in 0 1 6000 6001; do head -c $size /dev/urandom > "$T/checked/in.$size"; done
+  for c in 1 2 3; do
+    # Blocks of 6000 B save less than 4 KiB ones: the 399 of 2.28 MiB pay
+    # for the first context on the lit calibration's host (262 do).
+    build_recorded "checked$c" "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=$c
+    for v in remarks remarks-sc; do
+      grep -q 'its write checked) became one looped multi-call' $v/*.opt.yaml ||
+        fail "checked$c: the loop was not replaced ($v): $(grep -h -A4 'Name:.*NotReplaced\|NoGain' $v/*.opt.yaml)"
+    done
+    grep -q __syscluster_write_read_loop_checked <(nm assume/checked$c) || fail "checked$c: no checked loop call"
+    for size in 0 1 6000 6001; do
+      verify "size-$size" --no-count -- "$PWD/plain/checked$c" "$T/checked/in.$size" out ::: \
+        "$PWD/assume/checked$c" "$T/checked/in.$size" out
+    done
+    for fault in write:ENOSPC@3 write:EIO@1 write:EBADF@2 write:EFAULT@4 write:EINTR@5 write:short@2 \
+                 read:EIO@5 read:EINTR@3 read:short=100@4 read:EFAULT@2; do
+      verify "assume-$fault" --inject "$fault" -- "$PWD/plain/checked$c" "$T/in.947200" out ::: \
+        "$PWD/assume/checked$c" "$T/in.947200" out
+    done
+    for fault in write:ENOSPC@60 write:short@100; do
+      verify "sc-$fault" --inject "$fault" -- "$PWD/plain/checked$c" "$T/in.2390753" out ::: \
+        "$PWD/sc/checked$c" "$T/in.2390753" out
+    done
+    # The handler ran (its exit status) where the check rejects the write:
+    # a short write is rejected by != n and < n, not by < 0.
+    local short_exit=(0 1 0 5) fail_exit=(0 1 4 5)
+    grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" assume-write:short@2.verify ||
+      fail "checked$c: write:short@2 did not exit ${short_exit[$c]} in both: $(cat assume-write:short@2.verify)"
+    grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" assume-write:ENOSPC@3.verify ||
+      fail "checked$c: write:ENOSPC@3 did not exit ${fail_exit[$c]} in both"
+    grep -q "^  exit  *2  *2\$" assume-read:EIO@5.verify || fail "checked$c: read:EIO@5 did not exit 2 in both"
+    grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" sc-write:short@100.verify ||
+      fail "checked$c: sc: write:short@100 did not exit ${short_exit[$c]} in both"
+    ln -sf plain/checked$c copy_plain
+    ln -sf assume/checked$c copy_sc
+    # A full non-blocking pipe (64 KiB, nobody reading yet): a write of
+    # 6000 B gets what is left (short), or EAGAIN.
+    run nonblock-pipe "NONBLOCK=1 \$PROG $T/in.947200 /dev/stdout | (sleep 0.3; wc -c); echo \${PIPESTATUS[0]}"
+    # SIGALRM (no SA_RESTART) interrupts the write blocked on the full pipe:
+    # it returns what it wrote; the reader drains the pipe a second later.
+    run alarm-pipe "ALARM=200 \$PROG $T/in.947200 /dev/stdout | (sleep 1; wc -c); echo \${PIPESTATUS[0]}"
+    if [ "$(id -u)" -eq 0 ]; then
+      verify enospc --no-count --fs-limit 256K -- "$PWD/plain/checked$c" "$T/in.947200" out ::: \
+        "$PWD/assume/checked$c" "$T/in.947200" out
+      grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" enospc.verify ||
+        fail "checked$c: ENOSPC on a full tmpfs did not exit ${fail_exit[$c]} in both: $(cat enospc.verify)"
+    elif [ -n "${CI:-}" ]; then
+      fail "ENOSPC needs root (a tmpfs mount) and CI is set"
+    fi
+    verify crossings -- "$PWD/plain/checked$c" "$T/in.2390753" out ::: "$PWD/sc/checked$c" "$T/in.2390753" out
+    read -r before after < <(grep '^  crossings' crossings.verify | awk '{print $2, $3}')
+    echo "plugin test: checked$c: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+    [ "$after" -lt "$before" ] || fail "checked$c: no fewer crossings ($before -> $after)"
+  done
+  cd "$T"
+}
+check_checked
+
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"
 for src in "$ROOT/tests/corpus/copy.c" "$ROOT/tests/plugin/copy_report.c"; do
