@@ -21,8 +21,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
@@ -71,6 +73,7 @@ bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);
+bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA);
 
 struct RegionShape {
   struct Arg {
@@ -84,6 +87,7 @@ struct RegionShape {
   SmallVector<LoadInst *, 4> Hoist;
   SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
+  std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
 };
 
 class ClusterPass {

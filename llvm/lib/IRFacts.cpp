@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/Support/Path.h"
 
@@ -283,6 +285,48 @@ bool isErrno(const Value *V) {
   auto *CB = dyn_cast<CallBase>(getUnderlyingObject(V));
   Function *F = CB ? CB->getCalledFunction() : nullptr;
   return F && F->getName() == "__errno_location";
+}
+
+/// Whether A and B are one value where the later is used: the same SSA
+/// value, or two simple loads of one address and type (clang loads a
+/// global descriptor again after each call to libc) with nothing between
+/// them that may write it.  The memory writes between are MemorySSA's
+/// definitions from the later load up to the earlier's; a system call
+/// writes no memory of the program but what mayWrite says (its buffer),
+/// any other instruction what alias analysis says.  A join (MemoryPhi) on
+/// the way is not followed.
+bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA) {
+  if (A == B)
+    return true;
+  auto *LA = dyn_cast<LoadInst>(A), *LB = dyn_cast<LoadInst>(B);
+  if (!LA || !LB || !LA->isSimple() || !LB->isSimple() || LA->getType() != LB->getType() ||
+      LA->getPointerOperand()->stripPointerCasts() != LB->getPointerOperand()->stripPointerCasts())
+    return false;
+  if (!DT.dominates(LA, LB)) {
+    if (!DT.dominates(LB, LA))
+      return false;
+    std::swap(LA, LB);
+  }
+  MemoryUseOrDef *UA = MSSA.getMemoryAccess(LA), *UB = MSSA.getMemoryAccess(LB);
+  if (!UA || !UB)
+    return false;
+  MemoryLocation Loc = MemoryLocation::get(LB);
+  MemoryAccess *Stop = UA->getDefiningAccess(), *D = UB->getDefiningAccess();
+  for (unsigned Steps = 0; D != Stop; ++Steps) {
+    auto *Def = dyn_cast<MemoryDef>(D);
+    if (!Def || MSSA.isLiveOnEntryDef(Def) || Steps > 64)
+      return false;
+    Instruction *I = Def->getMemoryInst();
+    auto *CB = dyn_cast<CallBase>(I);
+    if (auto S = CB ? recognizeSyscall(*CB) : std::nullopt) {
+      if (mayWrite(*S, Loc, AA))
+        return false;
+    } else if (isModSet(AA.getModRefInfo(I, Loc))) {
+      return false;
+    }
+    D = Def->getDefiningAccess();
+  }
+  return true;
 }
 
 /// A straight-line region as the replacement needs it (fig. 7): the calls

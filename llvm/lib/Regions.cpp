@@ -10,6 +10,7 @@
 
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/Loads.h"
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -253,10 +254,20 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
     return Refusal{"IR not understood", "the walk from the first call did not end at the last"};
   // The fusion rule that may merge the calls (libmulticall's rules, named as
   // its calibration names them).
+  // One descriptor: the same value, or loads of one variable (a global
+  // descriptor clang loads again after each call) proved equal.
   const SyscallSite &S0 = Shape.Calls.front();
+  MemorySSA &MSSA = FAM.getResult<MemorySSAAnalysis>(F).getMSSA();
   bool SameFd = all_of(Shape.Calls, [&](const SyscallSite &S) {
-    return S.Call->arg_size() && S.Call->getArgOperand(0) == S0.Call->getArgOperand(0);
+    return S.Call->arg_size() && sameValue(S0.Call->getArgOperand(0), S.Call->getArgOperand(0), DT, MSSA, AA);
   });
+  if (!SameFd && all_of(Shape.Calls, [&](const SyscallSite &S) {
+        auto *L0 = dyn_cast<LoadInst>(S0.Call->getArgOperand(0));
+        auto *L = S.Call->arg_size() ? dyn_cast<LoadInst>(S.Call->getArgOperand(0)) : nullptr;
+        return L0 && L && L0->getPointerOperand() == L->getPointerOperand();
+      }))
+    Shape.NoRuleWhy = "the descriptor is loaded again from one variable, which something between the loads may "
+                      "write (" + describe(cast<Instruction>(S0.Call->getArgOperand(0))) + " and later)";
   auto AllNamed = [&](size_t From, StringRef N) {
     return all_of(ArrayRef<SyscallSite>(Shape.Calls).drop_front(From),
                   [&](const SyscallSite &S) { return S.Name == N; });
