@@ -8,6 +8,7 @@
 //   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
 //   CheckedLoop.cpp the copy loop that checks its writes → the same, checked (§3.3.2)
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
+//   Specialize.cpp  value specialization of straight-line regions (§3.4)
 //   Gain.cpp        never a slower program: the gain of each replacement
 //
 //===----------------------------------------------------------------------===//
@@ -88,7 +89,11 @@ struct RegionShape {
   SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
   std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
+  bool OneFdGuard = false; // §3.4: the rule holds when the descriptors are one, checked at run time
 };
+
+std::string fusionRule(const RegionShape &Shape);
+std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape);
 
 class ClusterPass {
 public:

@@ -271,6 +271,40 @@ check_spec() {
 }
 check_spec
 
+# Value specialization of a straight-line region (§3.4): spec_fd.c writes
+# a header to LOG and a body to OUT, one descriptor when LOG is "-" (the
+# recorded run), which the code cannot prove; the value profile (`args.fd`)
+# makes the two writes one writev region behind the runtime's guard. Both
+# sides of the guard (one descriptor; two files) are compared, with faults.
+check_spec_fd() {
+  local fault v
+  mkdir -p "$T/specfd"
+  build_recorded specfd "$ROOT/tests/plugin/spec_fd.c" "$T/specfd/rec" - 1000
+  for v in remarks remarks-sc; do
+    grep -q 'specialized (§3.4) for one descriptor' $v/*.opt.yaml ||
+      fail "specfd: the region was not specialized ($v): $(grep -h -A4 'Name:.*NotReplaced\|NoGain' $v/*.opt.yaml)"
+  done
+  grep -q __syscluster_run_one_fd <(nm sc/specfd) || fail "specfd: sc/specfd has no guarded multi-call"
+  for v in sc assume; do
+    verify "specfd-$v-one" -- "$PWD/plain/specfd" out - 1000 ::: "$PWD/$v/specfd" out - 1000
+    verify "specfd-$v-two" -- "$PWD/plain/specfd" out log 1000 ::: "$PWD/$v/specfd" out log 1000
+    for fault in write:ENOSPC@3 write:short@4 write:EIO@1600 write:short@1601; do
+      verify "specfd-$v-one-$fault" --inject "$fault" -- "$PWD/plain/specfd" out - 1000 ::: \
+        "$PWD/$v/specfd" out - 1000
+      verify "specfd-$v-two-$fault" --inject "$fault" -- "$PWD/plain/specfd" out log 1000 ::: \
+        "$PWD/$v/specfd" out log 1000
+    done
+    grep -q '^  exit  *1  *1$' "specfd-$v-one-write:short@1601.verify" ||
+      fail "specfd: $v: write:short@1601 did not take the handler in both"
+  done
+  read -r before after < <(grep '^  crossings' specfd-sc-one.verify | awk '{print $2, $3}')
+  echo "plugin test: specfd: crossings, one descriptor: $before (clang) -> $after (syscluster cc)"
+  read -r before after < <(grep '^  crossings' specfd-sc-two.verify | awk '{print $2, $3}')
+  echo "plugin test: specfd: crossings, two files: $before (clang) -> $after (syscluster cc)"
+  cd "$T"
+}
+check_spec_fd
+
 # Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
 # writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the
 # program's own noreturn function, which prints the write's result, n,
