@@ -162,7 +162,8 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   // (the program ignores it, so the loop goes on after a failing write, as
   // the replacement does), and after the loop only the last read's result is.
   if (!CW->use_empty())
-    return Refusal{"safety", "the write's result is used: a loop that checks its writes is not replaced yet"};
+    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that does not return "
+                              "is replaced when the read heads the loop: CheckedLoop.cpp)"};
   for (Instruction &I : *L)
     for (User *U : I.users()) {
       auto *UI = dyn_cast<Instruction>(U);
