@@ -17,9 +17,6 @@
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
-#include "llvm/Analysis/AssumptionCache.h"
-#include "llvm/Analysis/Loads.h"
-#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 
@@ -59,27 +56,18 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   const DataLayout &DL = M.getDataLayout();
   AAResults &AA = FAM.getResult<AAManager>(F);
   DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
-  AssumptionCache &AC = FAM.getResult<AssumptionAnalysis>(F);
   BasicBlock *H = CR->getParent(), *B = CW->getParent();
 
-  if (W.S.FirstArg || R.S.FirstArg || W.S.Fortified)
-    return Refusal{"IR not understood", "only the libc wrappers read/write (and __read_chk) are replaced"};
-  Type *I64 = Type::getInt64Ty(M.getContext());
-  for (CallBase *CB : {CW, CR})
-    if (CB->getType() != I64 || CB->arg_size() < 3 || !CB->getArgOperand(0)->getType()->isIntegerTy(32) ||
-        !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
-      return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
+  if (auto Why = copyCallsUnderstood(W, R))
+    return Why;
   auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
   if (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31))
     return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so the write's "
                                       "count cannot be proved to be the read's result (a loop that checks its "
                                       "writes is not specialized for a profiled count yet)"};
   uint64_t Max = Count->getZExtValue();
-  if (R.S.Fortified) {
-    auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
-    if (!Len || Len->getZExtValue() < Max)
-      return Refusal{"safety", "the fortified read's check (__read_chk) is not proved to pass"};
-  }
+  if (auto Why = fortifiedReadPasses(R, Max))
+    return Why;
 
   // The loop: H tests the read > 0 towards B, B tests the write towards
   // the handler and goes back to H otherwise.
@@ -111,16 +99,9 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
                                     "short\" (!= n, < n)"};
   if (Handler->getSinglePredecessor() != B)
     return Refusal{"safety", "the handler is reached from elsewhere too"};
-  BasicBlock *Pre = nullptr;
-  for (BasicBlock *P : predecessors(H)) {
-    if (P == B)
-      continue;
-    if (Pre && Pre != P)
-      return Refusal{"dominance", "the loop is entered from more than one place"};
-    Pre = P;
-  }
-  if (!Pre || !isa<BranchInst>(Pre->getTerminator()))
-    return Refusal{"dominance", "the loop has no single ordinary entry"};
+  BasicBlock *Pre;
+  if (auto Why = loopEntry(H, B, Pre))
+    return Why;
 
   // The body: the calls, pure code, and loads that neither call may write
   // (moved in front of the loop, §3.3.1); nothing carried around the loop.
@@ -131,24 +112,8 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
       if (isa<PHINode>(I))
         return Refusal{"safety", "a value is carried around the loop (" + describe(&I) +
                                      "): the multi-call carries only the read's result"};
-      if (auto *LI = dyn_cast<LoadInst>(&I)) {
-        auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
-        if (!LI->isSimple() || isErrno(LI->getPointerOperand()))
-          return Refusal{"safety", describe(LI) + " is volatile, atomic or of errno"};
-        if (Ptr && (Ptr->getParent() == H || Ptr->getParent() == B))
-          return Refusal{"argument safety", "the address of " + describe(LI) + " is computed in the loop"};
-        if (mayWrite(R.S, MemoryLocation::get(LI), AA))
-          return Refusal{"argument safety", describe(LI) + " reads memory the loop's read may write "
-                                                           "(alias analysis cannot separate it from the buffer)"};
-        if (!isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(), DL,
-                                                Pre->getTerminator(), &AC, &DT))
-          return Refusal{"safety", describe(LI) + " is not known to be safe to load before the loop"};
-        continue;
-      }
-      if (I.isLifetimeStartOrEnd())
-        return Refusal{"safety", "the buffer's lifetime starts or ends inside the loop"};
-      if (I.mayHaveSideEffects() || I.mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(&I))
-        return Refusal{"safety", describe(&I) + " is user code in the loop body: it cannot run inside a multi-call"};
+      if (auto Why = copyLoopInstruction(I, {H, B}, R, Pre, FAM))
+        return Why;
     }
 
   // Argument safety: descriptors and buffers the same in every iteration,

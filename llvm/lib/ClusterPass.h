@@ -93,6 +93,12 @@ struct RegionShape {
 };
 
 std::string fusionRule(const RegionShape &Shape);
+// The copy loops' shared proofs (CopyLoop.cpp).
+std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R);
+std::optional<Refusal> fortifiedReadPasses(const Site &R, uint64_t Max);
+std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre);
+std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
+                                           BasicBlock *Pre, FunctionAnalysisManager &FAM);
 std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape);
 
 class ClusterPass {
