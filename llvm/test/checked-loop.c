@@ -91,6 +91,21 @@ void counting(int in, int out, char *buf)
 // CHECK: remark: plan cluster #6 (copy-offload): write at checked-loop.c:86 -> read at checked-loop.c:85 is not a clusterable region: convexity: store at checked-loop.c:88 has side effects
 // CHECK-NOT: plan cluster #6 (copy-offload): {{.*}} became
 
+// Descriptors in globals: clang loads them in the loop (write and read
+// might change them, for all it knows); neither may (a system call writes
+// only its buffer, which alias analysis separates from them), so the loads
+// move in front of the loop.
+int in_fd, out_fd;
+static char gbuf[4096];
+void globals(void)
+{
+    ssize_t n;
+    while ((n = read(in_fd, gbuf, sizeof gbuf)) > 0) // sc: read globals
+        if (write(out_fd, gbuf, n) != n)             // sc: write globals
+            err(1, "write");
+}
+// CHECK: remark: plan cluster #7 (copy-offload): the loop of read at checked-loop.c:{{[0-9]+}} -> write at checked-loop.c:{{[0-9]+}} (its write checked) became one looped multi-call
+
 // IR-LABEL: define {{.*}} @full(
 // IR: [[FIRST:%.*]] = {{.*}}call i64 @read(
 // IR: [[K:%.*]] = call i64 @__syscluster_write_read_loop_checked(i32 {{.*}}, i64 4096, i64 [[FIRST]], i64 42, i32 1, ptr [[W:%.*]])
@@ -112,3 +127,6 @@ void counting(int in, int out, char *buf)
 // IR: call i64 @write(
 // IR-LABEL: define {{.*}} @counting(
 // IR: call i64 @write(
+// IR-LABEL: define {{.*}} @globals(
+// IR: [[OUT:%.*]] = load i32, ptr @out_fd
+// IR: call i64 @__syscluster_write_read_loop_checked(i32 [[OUT]], ptr @gbuf,
