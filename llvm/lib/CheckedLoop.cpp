@@ -30,6 +30,7 @@ struct CheckedLoop {
   BasicBlock *Pre = nullptr, *H = nullptr, *B = nullptr, *Exit = nullptr, *Handler = nullptr;
   bool Full = false; // the program tests `!= n` (or `< n`): a short write calls the handler too
   uint64_t Count = 0;
+  uint64_t Spec = 0; // §3.4: the count is a variable, specialized for the profiled value
 };
 
 /// Whether W's block, entered only from R's, goes back to it or elsewhere
@@ -49,7 +50,7 @@ bool checkedShape(const CallBase *W, const CallBase *R) {
 /// `errno` (as that write left it), the buffer (libmulticall puts back what
 /// the reads would have left in it, docs/MULTICALL.md) and the files'
 /// offsets; so only where the values come from is checked here.
-static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R, Module &M,
+static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, Module &M,
                                                    FunctionAnalysisManager &FAM, CheckedLoop &Out) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   Function &F = *CW->getFunction();
@@ -61,11 +62,18 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   if (auto Why = copyCallsUnderstood(W, R))
     return Why;
   auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
-  if (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so the write's "
-                                      "count cannot be proved to be the read's result (a loop that checks its "
-                                      "writes is not specialized for a profiled count yet)"};
-  uint64_t Max = Count->getZExtValue();
+  auto *CountI = dyn_cast<Instruction>(CR->getArgOperand(2));
+  // §3.4: a variable count computed before the loop, specialized for the
+  // value the plan's profile gives, behind a guard.
+  uint64_t Spec = !Count && !(CountI && (CountI->getParent() == H || CountI->getParent() == B))
+                      ? profiledReadCount(C)
+                      : 0;
+  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
+                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
+                                                                   "computed before the loop)") +
+                                          ", so the write's count cannot be proved to be the read's result"};
+  uint64_t Max = Spec ? Spec : Count->getZExtValue();
   if (auto Why = fortifiedReadPasses(R, Max))
     return Why;
 
@@ -148,7 +156,7 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   if (CW->getArgOperand(1) != CR->getArgOperand(1) && !AA.isMustAlias(CW->getArgOperand(1), CR->getArgOperand(1)))
     return Refusal{"no gain", "the write and the read use different buffers: the multi-call could not "
                               "fuse them into a copy and would only add bookkeeping"};
-  Out = CheckedLoop{Pre, H, B, Exit, Handler, Full, Max};
+  Out = CheckedLoop{Pre, H, B, Exit, Handler, Full, Max, Spec};
   return std::nullopt;
 }
 
@@ -201,8 +209,9 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
   FunctionCallee Loop = M.getOrInsertFunction(
       "__syscluster_write_read_loop_checked",
       FunctionType::get(I64, {I32, Ptr, I32, Ptr, I64, I64, I64, I32, Ptr}, false));
+  Value *Count = L.Spec ? ConstantInt::get(I64, L.Spec) : CR->getArgOperand(2);
   CallInst *K = B.CreateCall(Loop, {CW->getArgOperand(0), CW->getArgOperand(1), CR->getArgOperand(0),
-                                    CR->getArgOperand(1), CR->getArgOperand(2), CR, ConstantInt::get(I64, MinBlocks),
+                                    CR->getArgOperand(1), Count, CR, ConstantInt::get(I64, MinBlocks),
                                     ConstantInt::get(I32, L.Full), WRes});
   K->setDebugLoc(CR->getDebugLoc());
   B.CreateCondBr(B.CreateICmpSGT(K, ConstantInt::get(I64, 0), "syscluster.copy.rejected"), Fail, X);
@@ -234,11 +243,35 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
   DenseMap<Value *, Value *> AtF{{CR, K}};
   AtF[CW] = FB.CreateLoad(I64, WRes, "syscluster.copy.write");
   auto fromF = cloneFrom(FB, AtF);
-  for (Use *U : HandlerUses)
-    U->set(fromF(U->get()));
-  FB.CreateBr(L.Handler);
-  for (PHINode &Phi : L.Handler->phis())
-    Phi.replaceIncomingBlockWith(L.B, Fail);
+  if (!L.Spec) {
+    for (Use *U : HandlerUses)
+      U->set(fromF(U->get()));
+    FB.CreateBr(L.Handler);
+    for (PHINode &Phi : L.Handler->phis())
+      Phi.replaceIncomingBlockWith(L.B, Fail);
+  } else {
+    // The loop stays for the other counts: the handler is entered from it
+    // and from the multi-call, and takes the loop's values from either.
+    SmallVector<PHINode *, 4> Phis;
+    for (PHINode &Phi : L.Handler->phis())
+      Phis.push_back(&Phi);
+    for (PHINode *Phi : Phis)
+      Phi->addIncoming(fromF(Phi->getIncomingValueForBlock(L.B)), Fail);
+    DenseMap<Value *, PHINode *> Both;
+    for (Use *U : HandlerUses) {
+      if (auto *P = dyn_cast<PHINode>(U->getUser()); P && P->getParent() == L.Handler)
+        continue;
+      Value *V = U->get();
+      if (!Both.count(V)) {
+        PHINode *P = PHINode::Create(V->getType(), 2, V->getName() + ".syscluster", L.Handler->getFirstNonPHI());
+        P->addIncoming(V, L.B);
+        P->addIncoming(fromF(V), Fail);
+        Both[V] = P;
+      }
+      U->set(Both[V]);
+    }
+    FB.CreateBr(L.Handler);
+  }
 
   // After the loop: the first read's values from H, the last read's from N.
   IRBuilder<> XB(X);
@@ -258,26 +291,37 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
   for (PHINode &Phi : L.Exit->phis())
     Phi.replaceIncomingBlockWith(L.H, X);
   L.H->getTerminator()->replaceSuccessorWith(L.Exit, X);
+  if (L.Spec) {
+    // §3.4: the guard sends the profiled count to the multi-call, every
+    // other to the loop as written.
+    BasicBlock *G = BasicBlock::Create(Ctx, "syscluster.spec", &F, N);
+    IRBuilder<> GB(G);
+    GB.SetCurrentDebugLocation(CR->getDebugLoc());
+    GB.CreateCondBr(GB.CreateICmpEQ(CR->getArgOperand(2), Count, "syscluster.spec.count"), N, L.B);
+    L.H->getTerminator()->replaceSuccessorWith(L.B, G);
+    L.B->replacePhiUsesWith(L.H, G);
+    return K;
+  }
   L.H->getTerminator()->replaceSuccessorWith(L.B, N);
   L.B->dropAllReferences();
   L.B->eraseFromParent();
   return K;
 }
 
-bool ClusterPass::applyCheckedCopyLoop(const Site &W, const Site &R, const std::string &Name, uint64_t Blocks,
-                                       unsigned ClusterId) {
+bool ClusterPass::applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
+                                       uint64_t Blocks) {
   if (!checkedShape(W.S.Call, R.S.Call))
     return false;
   Function &F = *W.S.Call->getFunction();
   std::string What = "the loop of " + describe(R) + " -> " + describe(W) + " (its write checked)";
   CheckedLoop L;
-  if (auto Why = checkCheckedCopyLoop(W, R, M, FAM, L)) {
+  if (auto Why = checkCheckedCopyLoop(W, R, C, M, FAM, L)) {
     missed(W.S.Call, "NotReplaced", Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
     return true;
   }
   unsigned long MinBlocks = 0;
   std::string Estimate;
-  if (auto Why = checkGain(R, 0, Blocks, MinBlocks, Estimate)) {
+  if (auto Why = checkGain(R, L.Spec, Blocks, MinBlocks, Estimate)) {
     missed(W.S.Call, "NoGain", Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
     return true;
   }
@@ -288,12 +332,15 @@ bool ClusterPass::applyCheckedCopyLoop(const Site &W, const Site &R, const std::
       (L.Full ? "a short write or a failure: MC_CHECK_FULL" : "a failure: MC_CHECK") +
       ") and the loop's are mutually exclusive (§3.3.2): the multi-call stops at the write the program's check "
       "rejects and its handler runs with that write's count, result and errno; " +
+      (L.Spec ? "specialized (§3.4) for the read's count " + std::to_string(L.Spec) +
+                    ", the plan's value profile: a guard runs the loop as written for any other count; "
+              : std::string()) +
       Estimate;
   const CallBase *At = W.S.Call;
   ore(F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
   Instruction *MC = replaceCheckedCopyLoop(W, R, L, M, MinBlocks);
-  Replaced[W.S.Call] = {MC, ClusterId};
-  Replaced[R.S.Call] = {MC, ClusterId};
+  Replaced[W.S.Call] = {MC, C.Id};
+  Replaced[R.S.Call] = {MC, C.Id};
   Changed.insert(&F);
   FAM.invalidate(F, PreservedAnalyses::none());
   return true;

@@ -96,6 +96,7 @@ std::string fusionRule(const RegionShape &Shape);
 // The copy loops' shared proofs (CopyLoop.cpp).
 std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R);
 std::optional<Refusal> fortifiedReadPasses(const Site &R, uint64_t Max);
+uint64_t profiledReadCount(const PlanCluster &C);
 std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre);
 std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
                                            BasicBlock *Pre, FunctionAnalysisManager &FAM);
@@ -148,8 +149,8 @@ private:
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
-  bool applyCheckedCopyLoop(const Site &W, const Site &R, const std::string &Name, uint64_t Blocks,
-                            unsigned ClusterId);
+  bool applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
+                            uint64_t Blocks);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

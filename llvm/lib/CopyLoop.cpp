@@ -33,6 +33,19 @@ std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R) {
   return std::nullopt;
 }
 
+/// The read's count the plan's value profile gives (`calls[].args.count`,
+/// one value in most calls), when it is one a copy loop can be proved for
+/// (1 to 2^31-1); else 0.
+uint64_t profiledReadCount(const PlanCluster &C) {
+  std::optional<int64_t> K;
+  for (const PlanCall &PC : C.Calls)
+    if (PC.Syscall == "read")
+      for (const auto &[Name, V] : PC.Args)
+        if (Name == "count")
+          K = V;
+  return K && *K > 0 && *K < (int64_t(1) << 31) ? uint64_t(*K) : 0;
+}
+
 /// A fortified read (__read_chk) of at most Max bytes passes its check.
 std::optional<Refusal> fortifiedReadPasses(const Site &R, uint64_t Max) {
   CallBase *CR = R.S.Call;
@@ -109,15 +122,9 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   if (!Count) {
     // §3.4, value specialization: the count the plan's value profile
     // shows in most calls, behind a guard; any other runs the loop.
-    std::optional<int64_t> K;
-    for (const PlanCall &PC : C.Calls)
-      if (PC.Syscall == "read")
-        for (const auto &[Name, V] : PC.Args)
-          if (Name == "count")
-            K = V;
     auto *CI = dyn_cast<Instruction>(CountV);
-    if (K && *K > 0 && *K < (int64_t(1) << 31) && !(CI && CI->getParent() == L))
-      Spec = uint64_t(*K);
+    if (!(CI && CI->getParent() == L))
+      Spec = profiledReadCount(C);
   }
   if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
     return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +

@@ -204,7 +204,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       // The copy loop whose write is checked is not rotated: the read
       // heads it (CheckedLoop.cpp).
       if (IsCopy && A->S.Name == "write" && B->S.Name == "read" &&
-          applyCheckedCopyLoop(*A, *B, Name, Recorded.lookup(B), C.Id))
+          applyCheckedCopyLoop(*A, *B, C, Name, Recorded.lookup(B)))
         continue;
       if (auto Why = checkPair(*A, *B)) {
         missed(A->S.Call, "Region",

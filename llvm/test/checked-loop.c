@@ -8,7 +8,16 @@
 // RUN: %make-plan %s > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
+// A variable block size (variable() below): refused without a value
+// profile, specialized (§3.4) with one — a guard on the count, the loop as
+// written beside the multi-call, the handler entered from either.
+// RUN: %make-plan %s --arg read.count=4096 > %t.spec
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.spec %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPEC
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.spec -S -emit-llvm %s -o %t.ll
+// RUN: opt-19 -passes=verify -disable-output %t.ll
+// RUN: FileCheck %s --check-prefix=SPEC-IR < %t.ll
 #include <err.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,7 +37,7 @@ void full(int in, int out)
     if (n < 0)
         err(1, "read");
 }
-// CHECK: remark: plan cluster #1 (copy-offload): the loop of read at checked-loop.c:25 -> write at checked-loop.c:26 (its write checked) became one looped multi-call {{.*}} the write's check (a short write or a failure: MC_CHECK_FULL) and the loop's are mutually exclusive (§3.3.2)
+// CHECK: remark: plan cluster #1 (copy-offload): the loop of read at checked-loop.c:34 -> write at checked-loop.c:35 (its write checked) became one looped multi-call {{.*}} the write's check (a short write or a failure: MC_CHECK_FULL) and the loop's are mutually exclusive (§3.3.2)
 
 // `< 0` to exit.
 void failed(int in, int out, char *buf)
@@ -38,7 +47,7 @@ void failed(int in, int out, char *buf)
         if (write(out, buf, n) < 0)             // sc: write failed
             exit(3);
 }
-// CHECK: remark: plan cluster #2 (copy-offload): the loop of read at checked-loop.c:37 -> write at checked-loop.c:38 (its write checked) became one looped multi-call {{.*}} (a failure: MC_CHECK)
+// CHECK: remark: plan cluster #2 (copy-offload): the loop of read at checked-loop.c:46 -> write at checked-loop.c:47 (its write checked) became one looped multi-call {{.*}} (a failure: MC_CHECK)
 
 // `< n` to the program's own noreturn function, the handler reading n,
 // the write's result and the buffer (which libmulticall leaves as the
@@ -52,7 +61,7 @@ void shortn(int in, int out, char *buf)
             die("write");
         }
 }
-// CHECK: remark: plan cluster #3 (copy-offload): the loop of read at checked-loop.c:49 -> write at checked-loop.c:50 (its write checked) became one looped multi-call {{.*}} MC_CHECK_FULL
+// CHECK: remark: plan cluster #3 (copy-offload): the loop of read at checked-loop.c:58 -> write at checked-loop.c:59 (its write checked) became one looped multi-call {{.*}} MC_CHECK_FULL
 
 // Refused, near-identical: a handler that returns — the loop ends there
 // and the program goes on, which a looped multi-call cannot leave and resume.
@@ -65,7 +74,7 @@ void returns(int in, int out, char *buf)
             return;
         }
 }
-// CHECK: remark: plan cluster #4 (copy-offload): the loop of read at checked-loop.c:62 -> write at checked-loop.c:63 (its write checked) is left as it is: linearity: the write's check leads to code that returns (call to report at checked-loop.c:64)
+// CHECK: remark: plan cluster #4 (copy-offload): the loop of read at checked-loop.c:71 -> write at checked-loop.c:72 (its write checked) is left as it is: linearity: the write's check leads to code that returns (call to report at checked-loop.c:73)
 
 // Refused: a check that is neither "failed" nor "short".
 void other(int in, int out, char *buf)
@@ -75,7 +84,7 @@ void other(int in, int out, char *buf)
         if (write(out, buf, n) != n - 1)        // sc: write other
             exit(2);
 }
-// CHECK: remark: plan cluster #5 (copy-offload): the loop of read at checked-loop.c:74 -> write at checked-loop.c:75 (its write checked) is left as it is: linearity: the write's check (br at checked-loop.c:75) is neither
+// CHECK: remark: plan cluster #5 (copy-offload): the loop of read at checked-loop.c:83 -> write at checked-loop.c:84 (its write checked) is left as it is: linearity: the write's check (br at checked-loop.c:84) is neither
 
 // Refused: the loop body counts what it wrote in a global (a store; clang
 // rotates this loop: the write's check then lies between the calls).
@@ -88,7 +97,7 @@ void counting(int in, int out, char *buf)
         total += n;
     }
 }
-// CHECK: remark: plan cluster #6 (copy-offload): write at checked-loop.c:86 -> read at checked-loop.c:85 is not a clusterable region: convexity: store at checked-loop.c:88 has side effects
+// CHECK: remark: plan cluster #6 (copy-offload): write at checked-loop.c:95 -> read at checked-loop.c:94 is not a clusterable region: convexity: store at checked-loop.c:97 has side effects
 // CHECK-NOT: plan cluster #6 (copy-offload): {{.*}} became
 
 // Descriptors in globals: clang loads them in the loop (write and read
@@ -105,6 +114,27 @@ void globals(void)
             err(1, "write");
 }
 // CHECK: remark: plan cluster #7 (copy-offload): the loop of read at checked-loop.c:{{[0-9]+}} -> write at checked-loop.c:{{[0-9]+}} (its write checked) became one looped multi-call
+
+// A block size from the command line, its writes checked `!= n`; the
+// handler prints n.
+void variable(int in, int out, char *buf, size_t bs)
+{
+    ssize_t n;
+    while ((n = read(in, buf, bs)) > 0)          // sc: read variable
+        if (write(out, buf, n) != n) {           // sc: write variable
+            fprintf(stderr, "write of %zd\n", n);
+            exit(6);
+        }
+}
+// CHECK: remark: plan cluster #8 (copy-offload): the loop of read at checked-loop.c:{{[0-9]+}} -> write at checked-loop.c:{{[0-9]+}} (its write checked) is left as it is: argument safety: the read's count is not a constant between 1 and 2^31-1 (nor one the plan's value profile gives
+// SPEC: remark: plan cluster #8 (copy-offload): the loop of read at checked-loop.c:{{[0-9]+}} -> write at checked-loop.c:{{[0-9]+}} (its write checked) became one looped multi-call {{.*}} specialized (§3.4) for the read's count 4096, the plan's value profile: a guard runs the loop as written for any other count
+// SPEC-IR-LABEL: define {{.*}} @variable(
+// SPEC-IR: [[FIRST:%[0-9]+]] = tail call i64 @read(i32 noundef {{%[0-9]+}}, ptr noundef {{%[0-9]+}}, i64 noundef [[BS:%[0-9]+]])
+// SPEC-IR: icmp eq i64 [[BS]], 4096
+// SPEC-IR: [[K:%[0-9]+]] = call i64 @__syscluster_write_read_loop_checked({{.*}}, i64 4096, i64 [[FIRST]], i64 {{[0-9]+}}, i32 1, ptr
+// SPEC-IR: call i64 @write(
+// SPEC-IR: phi i64 [ {{%[0-9]+}}, {{%[0-9]+}} ], [ [[K]], {{%[0-9]+}} ]
+// SPEC-IR: call {{.*}}@fprintf(
 
 // IR-LABEL: define {{.*}} @full(
 // IR: [[FIRST:%.*]] = {{.*}}call i64 @read(
