@@ -6,7 +6,9 @@
  *   -DCHECK=3   if ((w = write(out, buf, n)) < n) fail(w, n)  (the program's
  *               own noreturn function: prints w, n, errno and a checksum of
  *               the buffer, then exits 5)
- * and in every form `if (n < 0) err(2, "read")` after the loop.
+ * and in every form `if (n < 0) err(2, "read")` after the loop.  With
+ * -DVARBS the block size is a variable, BS in the environment (default
+ * 6000, at most 6000), as a program that takes it from its options.
  *   checked_copy IN OUT
  * NONBLOCK=1 in the environment makes OUT non-blocking (short writes into
  * a full pipe); ALARM=MS interrupts the copy with SIGALRM (no SA_RESTART)
@@ -22,9 +24,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define BS 6000
+#define MAXBS 6000
 
-static char buf[BS];
+static char buf[MAXBS];
 
 static unsigned long sum(void)
 {
@@ -69,6 +71,13 @@ int main(int argc, char *argv[])
         struct itimerval it = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
         setitimer(ITIMER_REAL, &it, NULL);
     }
+#ifdef VARBS
+    size_t BS = getenv("BS") ? strtoul(getenv("BS"), NULL, 10) : MAXBS;
+    if (BS == 0 || BS > MAXBS)
+        errx(3, "BS: 1 to %d", MAXBS);
+#else
+    enum { BS = MAXBS };
+#endif
     ssize_t n;
 #if CHECK == 1
     while ((n = read(in, buf, BS)) > 0)

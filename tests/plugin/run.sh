@@ -374,6 +374,28 @@ check_checked() {
     echo "plugin test: checked$c: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
     [ "$after" -lt "$before" ] || fail "checked$c: no fewer crossings ($before -> $after)"
   done
+  # A variable block size (-DVARBS: BS from the environment), recorded at
+  # 6000: specialized for it (§3.4), the loop as written for any other.
+  mkdir -p "$T/checkedvar" && cd "$T/checkedvar" && mkdir -p empty
+  build_recorded checkedvar "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=3 -DVARBS
+  grep -q 'its write checked) became one looped multi-call.*specialized (§3.4) for the read.s count 6000' \
+    remarks/*.opt.yaml || fail "checkedvar: not specialized: $(grep -h -A4 'Name:.*NotReplaced\|NoGain' remarks/*.opt.yaml)"
+  for bs in 6000 1000; do
+    export BS=$bs
+    verify "var-$bs" -- "$PWD/plain/checkedvar" "$T/in.2390753" out ::: "$PWD/assume/checkedvar" "$T/in.2390753" out
+    for fault in write:ENOSPC@3 write:short@2 write:EINTR@4 read:EIO@5; do
+      verify "var-$bs-$fault" --inject "$fault" -- "$PWD/plain/checkedvar" "$T/in.2390753" out ::: \
+        "$PWD/assume/checkedvar" "$T/in.2390753" out
+    done
+    grep -q '^  exit  *5  *5$' "var-$bs-write:short@2.verify" || fail "checkedvar: BS=$bs: write:short@2 did not exit 5 in both"
+    read -r before after < <(grep '^  crossings' "var-$bs.verify" | awk '{print $2, $3}')
+    echo "plugin test: checkedvar: crossings for 2.28 MiB at $bs B blocks: $before (clang) -> $after (syscluster cc)"
+  done
+  unset BS
+  read -r before after < <(grep '^  crossings' var-6000.verify | awk '{print $2, $3}')
+  [ "$after" -lt "$before" ] || fail "checkedvar: no fewer crossings at the profiled block size ($before -> $after)"
+  read -r before after < <(grep '^  crossings' var-1000.verify | awk '{print $2, $3}')
+  [ "$after" -eq "$before" ] || fail "checkedvar: another block size did not run the loop as written ($before -> $after)"
   cd "$T"
 }
 check_checked
