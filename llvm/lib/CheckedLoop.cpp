@@ -61,20 +61,8 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
 
   if (auto Why = copyCallsUnderstood(W, R))
     return Why;
-  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
-  auto *CountI = dyn_cast<Instruction>(CR->getArgOperand(2));
-  // §3.4: a variable count computed before the loop, specialized for the
-  // value the plan's profile gives, behind a guard.
-  uint64_t Spec = !Count && !(CountI && (CountI->getParent() == H || CountI->getParent() == B))
-                      ? profiledReadCount(C)
-                      : 0;
-  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
-                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
-                                                                   "computed before the loop)") +
-                                          ", so the write's count cannot be proved to be the read's result"};
-  uint64_t Max = Spec ? Spec : Count->getZExtValue();
-  if (auto Why = fortifiedReadPasses(R, Max))
+  uint64_t Max, Spec;
+  if (auto Why = loopReadCount(R, C, {H, B}, Max, Spec))
     return Why;
 
   // The loop: H tests the read > 0 towards B, B tests the write towards

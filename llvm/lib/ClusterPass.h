@@ -95,8 +95,8 @@ struct RegionShape {
 std::string fusionRule(const RegionShape &Shape);
 // The copy loops' shared proofs (CopyLoop.cpp).
 std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R);
-std::optional<Refusal> fortifiedReadPasses(const Site &R, uint64_t Max);
-uint64_t profiledReadCount(const PlanCluster &C);
+std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayRef<const BasicBlock *> Body,
+                                     uint64_t &Max, uint64_t &Spec);
 std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre);
 std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
                                            BasicBlock *Pre, FunctionAnalysisManager &FAM);

@@ -33,26 +33,36 @@ std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R) {
   return std::nullopt;
 }
 
-/// The read's count the plan's value profile gives (`calls[].args.count`,
-/// one value in most calls), when it is one a copy loop can be proved for
-/// (1 to 2^31-1); else 0.
-uint64_t profiledReadCount(const PlanCluster &C) {
-  std::optional<int64_t> K;
-  for (const PlanCall &PC : C.Calls)
-    if (PC.Syscall == "read")
-      for (const auto &[Name, V] : PC.Args)
-        if (Name == "count")
-          K = V;
-  return K && *K > 0 && *K < (int64_t(1) << 31) ? uint64_t(*K) : 0;
-}
-
-/// A fortified read (__read_chk) of at most Max bytes passes its check.
-std::optional<Refusal> fortifiedReadPasses(const Site &R, uint64_t Max) {
+/// The copy loop's read count (Max): a constant from 1 to 2^31-1, or —
+/// §3.4, value specialization — a variable computed before the loop (Body:
+/// its blocks), for which the plan's value profile gives one such value in
+/// most calls (`calls[].args.count`), then Spec; a guard sends it to the
+/// multi-call and any other to the loop.  A fortified read (__read_chk) of
+/// at most Max bytes must pass its check.
+std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayRef<const BasicBlock *> Body,
+                                     uint64_t &Max, uint64_t &Spec) {
   CallBase *CR = R.S.Call;
-  if (!R.S.Fortified)
-    return std::nullopt;
-  auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
-  if (!Len || Len->getZExtValue() < Max)
+  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
+  auto *CountI = dyn_cast<Instruction>(CR->getArgOperand(2));
+  Spec = 0;
+  if (!Count && !(CountI && is_contained(Body, CountI->getParent()))) {
+    std::optional<int64_t> K;
+    for (const PlanCall &PC : C.Calls)
+      if (PC.Syscall == "read")
+        for (const auto &[Name, V] : PC.Args)
+          if (Name == "count")
+            K = V;
+    if (K && *K > 0 && *K < (int64_t(1) << 31))
+      Spec = uint64_t(*K);
+  }
+  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
+                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
+                                                                   "computed before the loop)") +
+                                          ", so the write's count cannot be proved to be the read's result"};
+  Max = Spec ? Spec : Count->getZExtValue();
+  auto *Len = R.S.Fortified && CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
+  if (R.S.Fortified && (!Len || Len->getZExtValue() < Max))
     return Refusal{"safety", "the fortified read's check (__read_chk) is not proved to pass"};
   return std::nullopt;
 }
@@ -118,21 +128,8 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   if (auto Why = copyCallsUnderstood(W, R))
     return Why;
   Value *CountV = CR->getArgOperand(2);
-  auto *Count = dyn_cast<ConstantInt>(CountV);
-  if (!Count) {
-    // §3.4, value specialization: the count the plan's value profile
-    // shows in most calls, behind a guard; any other runs the loop.
-    auto *CI = dyn_cast<Instruction>(CountV);
-    if (!(CI && CI->getParent() == L))
-      Spec = profiledReadCount(C);
-  }
-  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
-                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
-                                                                   "computed before the loop)") +
-                                          ", so the write's count cannot be proved to be the read's result"};
-  uint64_t Max = Spec ? Spec : Count->getZExtValue();
-  if (auto Why = fortifiedReadPasses(R, Max))
+  uint64_t Max;
+  if (auto Why = loopReadCount(R, C, {L}, Max, Spec))
     return Why;
 
   // §3.4: the region must be the whole loop body — one block that loops to
