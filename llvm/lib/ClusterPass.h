@@ -6,7 +6,9 @@
 //   IRFacts.cpp     facts about the IR the conditions are decided from
 //   Conditions.cpp  the five conditions of seed 000 §3.2 for a pair of calls
 //   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
+//   CheckedLoop.cpp the copy loop that checks its writes → the same, checked (§3.3.2)
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
+//   Specialize.cpp  value specialization of straight-line regions (§3.4)
 //   Gain.cpp        never a slower program: the gain of each replacement
 //
 //===----------------------------------------------------------------------===//
@@ -20,8 +22,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
@@ -65,10 +69,12 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
 bool isTransfer(const SyscallSite &S);
 const Value *countOf(const SyscallSite &S);
 bool countNonNegative(const Value *Count, const DataLayout &DL);
-bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL);
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
+                 bool CountPositive = false);
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);
+bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA);
 
 struct RegionShape {
   struct Arg {
@@ -82,7 +88,19 @@ struct RegionShape {
   SmallVector<LoadInst *, 4> Hoist;
   SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
+  std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
+  bool OneFdGuard = false; // §3.4: the rule holds when the descriptors are one, checked at run time
 };
+
+std::string fusionRule(const RegionShape &Shape);
+// The copy loops' shared proofs (CopyLoop.cpp).
+std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R);
+std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayRef<const BasicBlock *> Body,
+                                     uint64_t &Max, uint64_t &Spec);
+std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre);
+std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
+                                           BasicBlock *Pre, FunctionAnalysisManager &FAM);
+std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape);
 
 class ClusterPass {
 public:
@@ -131,6 +149,8 @@ private:
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
+  bool applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
+                            uint64_t Blocks);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

@@ -217,6 +217,11 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
         continue;
       }
       Tried = true;
+      // The copy loop whose write is checked is not rotated: the read
+      // heads it (CheckedLoop.cpp).
+      if (IsCopy && A->S.Name == "write" && B->S.Name == "read" &&
+          applyCheckedCopyLoop(*A, *B, C, Name, Recorded.lookup(B)))
+        continue;
       if (auto Why = checkPair(*A, *B)) {
         missed(A->S.Call, "Region",
                Name + ": " + describe(*A) + " -> " + describe(*B) + " is not a clusterable region: " +
