@@ -22,8 +22,8 @@ void copy(int in, int out)
 
 // Near-identical and refused at -O2: the write is checked by a handler
 // that returns, an exit from the loop between the write and the next read,
-// so LLVM does not rotate the read after the write (the §3.3.2
-// restructuring needs a handler that does not return).
+// so LLVM does not rotate the read after the write, and the checked loop
+// (CheckedLoop.cpp) needs a handler that does not return (§3.3.2).
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -S -emit-llvm %s -o %t.checked.ll 2>&1 | FileCheck %s --check-prefix=CHECKED
 // RUN: FileCheck %s --check-prefix=CHECKED-IR < %t.checked.ll
 int checked(int in, int out)
@@ -35,7 +35,7 @@ int checked(int in, int out)
             return 1;
     return 0;
 }
-// CHECKED: remark: plan cluster #2 (copy-offload): write at rotation.c:34 -> read at rotation.c:33 is not a clusterable region: dominance: write at rotation.c:34 does not dominate read at rotation.c:33 (read comes first on every path, and the optimized loop does not end with write followed by the next read: loop rotation (§3.3.3) does that only for a read in the loop's test with no other exit from the loop between them)
+// CHECKED: remark: plan cluster #2 (copy-offload): the loop of read at rotation.c:33 -> write at rotation.c:34 (its write checked) is left as it is: loop: the loop's exits are not one for the read's end and one for the write's check
 // CHECKED-NOT: became one looped multi-call
 // CHECKED-IR-LABEL: define {{.*}} @checked(
 // CHECKED-IR-NOT: __syscluster_write_read_loop
