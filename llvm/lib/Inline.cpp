@@ -1,0 +1,359 @@
+//===- Inline.cpp - a plan edge across functions: inlining (§3.3) --------===//
+//
+// Seed 000 §3.3: "two adjacent system calls in the syscall graph may
+// actually reside in different procedures. However, they can be brought
+// together using simple techniques such as function inlining."  Programs
+// wrap their calls (safe_read, xwrite, write_buf); when clang's own inliner
+// left such a helper out of line (too large for its threshold), a plan edge
+// read -> write has its two calls in two functions.
+//
+// For such an edge the pass looks for the nearest function of this module
+// that calls both (within MaxDepth calls), inlines the calls on the way —
+// only those of the caller that dominate or follow one another, each
+// checked (defined here, not interposable, not noinline or optnone, not
+// variadic, not recursive, not larger than MaxCalleeSize) — into a *trial
+// copy* of the caller, and applies the cluster to the copy as to any
+// function.  When a region of the copy is replaced, the copy's body becomes
+// the caller's; otherwise the copy is dropped and the caller is left as it
+// was.  The helpers themselves never change: their other callers, and
+// anyone holding their address, keep the original body.
+//
+//===----------------------------------------------------------------------===//
+#include "ClusterPass.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Analysis/InlineCost.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+
+namespace syscluster {
+
+namespace {
+constexpr unsigned MaxDepth = 2;        // calls from the common caller down to a system call's function
+constexpr unsigned MaxCalleeSize = 500; // IR instructions of a function the pass inlines
+constexpr unsigned MaxInlined = 16;     // call sites inlined into one caller for one cluster
+
+/// The functions from which F is reached by at most MaxDepth direct calls,
+/// with the fewest calls it takes (F itself: 0).
+DenseMap<Function *, unsigned> callersOf(Function *F) {
+  DenseMap<Function *, unsigned> Dist{{F, 0}};
+  SmallVector<Function *, 8> Work{F};
+  for (unsigned D = 1; D <= MaxDepth; ++D) {
+    SmallVector<Function *, 8> Next;
+    for (Function *G : Work)
+      for (User *U : G->users())
+        if (auto *CB = dyn_cast<CallBase>(U); CB && CB->getCalledOperand() == G)
+          if (Function *P = CB->getFunction(); Dist.try_emplace(P, D).second)
+            Next.push_back(P);
+    Work = std::move(Next);
+  }
+  return Dist;
+}
+
+/// Why the call CB of Callee may not be inlined, or nothing.
+std::optional<std::string> cannotInline(CallBase &CB, Function &Callee) {
+  std::string N = Callee.getName().str();
+  if (Callee.isDeclaration())
+    return N + " is defined in another translation unit (the pass sees one at a time)";
+  if (CB.getFunctionType() != Callee.getFunctionType())
+    return "the call's type is not " + N + "'s";
+  if (Callee.isInterposable())
+    return N + " may be replaced by another definition when the program is linked (a weak definition)";
+  if (Callee.hasFnAttribute(Attribute::NoInline) || CB.isNoInline())
+    return N + " is marked noinline (the program asks for it to stay a call; -fno-inline marks every function so)";
+  if (Callee.hasOptNone())
+    return N + " is optnone (compiled at -O0)";
+  if (Callee.isVarArg())
+    return N + " takes variable arguments";
+  if (unsigned Size = Callee.getInstructionCount(); Size > MaxCalleeSize)
+    return N + " has " + std::to_string(Size) + " instructions, more than the " + std::to_string(MaxCalleeSize) +
+           " the pass inlines";
+  InlineResult R = isInlineViable(Callee);
+  if (!R.isSuccess())
+    return N + " cannot be inlined: " + std::string(R.getFailureReason());
+  for (const BasicBlock &BB : Callee)
+    for (const Instruction &I : BB)
+      if (auto *Inner = dyn_cast<CallBase>(&I); Inner && Inner->getCalledOperand() == &Callee)
+        return N + " is recursive";
+  return std::nullopt;
+}
+} // namespace
+
+void ClusterPass::removeSites(const Function &F) {
+  // A replaced call is erased: its entry is kept (AlreadyClustered), never dereferenced.
+  Sites.remove_if([&](const Site &S) { return !Replaced.count(S.S.Call) && S.S.Call->getFunction() == &F; });
+}
+
+/// A plan location in a function that this module only declares and calls:
+/// the helper is defined in another translation unit.
+void ClusterPass::declaredElsewhere(const PlanLocation &L, const std::string &Name) {
+  Function *D = L.Function.empty() ? nullptr : M.getFunction(L.Function);
+  if (!D || !D->isDeclaration() || !Elsewhere.insert({Name, D}).second)
+    return;
+  CallBase *First = nullptr;
+  for (User *U : D->users())
+    if (auto *CB = dyn_cast<CallBase>(U); CB && CB->getCalledOperand() == D && CB->getDebugLoc())
+      if (!First || CB->getDebugLoc().getLine() < First->getDebugLoc().getLine())
+        First = CB;
+  if (First)
+    missed(First, "NotInlined",
+           Name + ": " + L.Syscall + " at " + sys::path::filename(L.File) + ":" + Twine(L.Line) + " is in " +
+               L.Function + ", called here (" + First->getFunction()->getName() + " at " + at(First) +
+               "), which is defined in another translation unit: it cannot be inlined here (the pass sees one "
+               "translation unit at a time; inlining across them, as under -flto, is not done)");
+}
+
+void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, ArrayRef<SitePair> Pairs,
+                               ArrayRef<const Site *> Matched) {
+  // The callers to try, in the order found, with the sites their calls lead to.
+  struct Trial {
+    Function *Caller;
+    SmallPtrSet<Function *, 8> Need; // functions on the way from the caller to a site
+    SmallVector<SitePair, 4> Pairs;
+    DenseMap<Function *, unsigned> DistA, DistB;
+  };
+  std::vector<Trial> Trials;
+  for (auto [A, B] : Pairs) {
+    if (Replaced.count(A->S.Call) || Replaced.count(B->S.Call))
+      continue;
+    Function *FA = A->S.Call->getFunction(), *FB = B->S.Call->getFunction();
+    // The edge lies within one function already: clang inlined the helper
+    // there and kept its body for other callers.
+    auto Within = [&](const Site *X, const Function *G) {
+      return any_of(Matched, [&](const Site *S) {
+        return !Replaced.count(S->S.Call) && S->S.Call->getFunction() == G && S->S.Name == X->S.Name && S->Line == X->Line && S->File == X->File;
+      });
+    };
+    if (Within(B, FA) || Within(A, FB))
+      continue;
+    auto DA = callersOf(FA), DB = callersOf(FB);
+    Function *Best = nullptr;
+    unsigned BestD = ~0u;
+    for (Function &F : M) {
+      auto IA = DA.find(&F), IB = DB.find(&F);
+      if (IA != DA.end() && IB != DB.end() && IA->second + IB->second < BestD) {
+        Best = &F;
+        BestD = IA->second + IB->second;
+      }
+    }
+    std::string What = Name + ": " + describe(*A) + " (in " + FA->getName().str() + ") and " + describe(*B) +
+                       " (in " + FB->getName().str() + ") are in different functions";
+    if (!Best) {
+      auto Uncalled = [](const DenseMap<Function *, unsigned> &D, Function *F) {
+        return D.size() == 1 ? " " + F->getName().str() + " is not called in this translation unit;" : "";
+      };
+      missed(A->S.Call, "NotInlined",
+             What + " and no function of this translation unit calls both (within " + Twine(MaxDepth) +
+                 " calls):" + Uncalled(DA, FA) + Uncalled(DB, FB) +
+                 " their common caller is elsewhere (the pass sees one translation unit at a time)");
+      continue;
+    }
+    auto It = find_if(Trials, [&](const Trial &T) { return T.Caller == Best; });
+    if (It == Trials.end()) {
+      Trials.emplace_back();
+      Trials.back().Caller = Best;
+      It = std::prev(Trials.end());
+    }
+    for (auto [G, D] : DA)
+      if (G != Best && D < DA.lookup(Best))
+        It->Need.insert(G);
+    for (auto [G, D] : DB)
+      if (G != Best && D < DB.lookup(Best))
+        It->Need.insert(G);
+    It->Pairs.push_back({A, B});
+    It->DistA = std::move(DA);
+    It->DistB = std::move(DB);
+  }
+
+  for (Trial &T : Trials) {
+    Function *Caller = T.Caller;
+    std::string FName = Caller->getName().str();
+    if (any_of(*Caller, [](const BasicBlock &BB) { return BB.hasAddressTaken(); })) {
+      missed(T.Pairs.front().first->S.Call, "NotInlined",
+             Name + ": " + FName + " takes the address of its own code (blockaddress): no trial copy is made");
+      continue;
+    }
+    // The calls of the caller that lead to each side of an edge; a call that
+    // leads to one side is inlined when it dominates, or follows, one that
+    // leads to the other (the two may then form a region).
+    DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(*Caller);
+    DenseMap<CallBase *, const Site *> Leads; // call in the caller -> the site it leads to
+    SmallVector<CallBase *, 8> Selected;
+    for (const SitePair &P : T.Pairs) {
+      const Site *A = P.first, *B = P.second;
+      auto Towards = [&](const Site *X) {
+        SmallVector<CallBase *, 4> Out;
+        if (X->S.Call->getFunction() == Caller) {
+          Out.push_back(X->S.Call);
+          return Out;
+        }
+        for (Instruction &I : instructions(*Caller))
+          if (auto *CB = dyn_cast<CallBase>(&I))
+            if (Function *G = CB->getCalledFunction(); G && T.Need.count(G)) {
+              const auto &D = X == A ? T.DistA : T.DistB;
+              if (D.count(G)) {
+                Out.push_back(CB);
+                Leads.try_emplace(CB, X);
+              }
+            }
+        return Out;
+      };
+      auto SA = Towards(A), SB = Towards(B);
+      for (CallBase *X : SA)
+        for (CallBase *Y : SB)
+          if (X != Y && (DT.dominates(X, Y) || DT.dominates(Y, X)))
+            for (CallBase *Z : {X, Y})
+              if (Leads.count(Z) && !is_contained(Selected, Z))
+                Selected.push_back(Z);
+    }
+    if (Selected.empty()) {
+      const SitePair &P = T.Pairs.front();
+      missed(P.first->S.Call, "NotInlined",
+             Name + ": " + describe(*P.first) + " and " + describe(*P.second) + " are reached from " + FName +
+                 " by calls neither of which dominates the other: inlining cannot bring them together");
+      continue;
+    }
+    // Each call checked before any is inlined; a refused one stays a call.
+    struct Done {
+      DebugLoc Loc;
+      std::string Callee, Where;
+      const Site *X;
+    };
+    SmallVector<std::pair<CallBase *, const Site *>, 8> Work;
+    for (CallBase *CB : Selected) {
+      const Site *X = Leads.lookup(CB);
+      if (auto Why = cannotInline(*CB, *CB->getCalledFunction())) {
+        missed(CB, "NotInlined",
+               Name + ": " + describe(*X) + " is reached through " + CB->getCalledFunction()->getName() +
+                   ", called from " + FName + " at " + at(CB) + ": it cannot be inlined: " + *Why);
+        continue;
+      }
+      Work.push_back({CB, X});
+    }
+    if (Work.empty())
+      continue;
+
+    // The trial copy takes the caller's name while it is tried, so that
+    // remarks and matching name the function the user knows.
+    Caller->setName(FName + ".syscluster.original");
+    // Its debug info stays the caller's (LocalChangesOnly: the same
+    // DISubprogram), since one of the two bodies goes before the pass ends.
+    ValueToValueMapTy VMap;
+    Function *Copy = Function::Create(Caller->getFunctionType(), Caller->getLinkage(), Caller->getAddressSpace(),
+                                      FName, &M);
+    for (unsigned I = 0; I < Caller->arg_size(); ++I)
+      VMap[Caller->getArg(I)] = Copy->getArg(I);
+    if (DISubprogram *SP = Caller->getSubprogram())
+      VMap.MD()[SP].reset(SP); // else CloneFunctionInto makes the copy a DISubprogram of its own
+    SmallVector<ReturnInst *, 4> Returns;
+    CloneFunctionInto(Copy, Caller, VMap, CloneFunctionChangeType::LocalChangesOnly, Returns);
+    for (auto &[CB, X] : Work)
+      CB = cast<CallBase>(VMap[CB]);
+    SmallVector<Done, 8> Inlined;
+    for (unsigned Round = 0; Round < MaxDepth && !Work.empty(); ++Round) {
+      SmallVector<std::pair<CallBase *, const Site *>, 8> Next;
+      for (auto [CB, X] : Work) {
+        Function *G = CB->getCalledFunction();
+        if (Round > 0) { // a call inside inlined code: only one on the way
+          if (!G || !T.Need.count(G))
+            continue;
+          if (auto Why = cannotInline(*CB, *G)) {
+            missed(CB, "NotInlined",
+                   Name + ": " + describe(*X) + " is reached through " + G->getName() + ", called at " + at(CB) +
+                       ": it cannot be inlined: " + *Why);
+            continue;
+          }
+        }
+        if (Inlined.size() == MaxInlined)
+          break;
+        Done D{CB->getDebugLoc(), G->getName().str(), at(CB), X};
+        InlineFunctionInfo IFI;
+        InlineResult R = InlineFunction(*CB, IFI, /*MergeAttributes=*/true, /*CalleeAAR=*/nullptr,
+                                        /*InsertLifetime=*/false);
+        if (!R.isSuccess()) {
+          missed(X->S.Call, "NotInlined",
+                 Name + ": " + describe(*X) + " is reached through " + D.Callee + ", called from " + FName + " at " +
+                     D.Where + ": LLVM refused to inline it: " + R.getFailureReason());
+          continue;
+        }
+        Inlined.push_back(std::move(D));
+        for (CallBase *Inner : IFI.InlinedCallSites)
+          Next.push_back({Inner, X});
+      }
+      Work = std::move(Next);
+    }
+    // Blocks that only follow one another (a helper's entry and return)
+    // become one, as the copy loop's replacement expects of a loop body.
+    for (BasicBlock &BB : make_early_inc_range(*Copy))
+      MergeBlockIntoPredecessor(&BB);
+
+    bool Kept = false;
+    if (!Inlined.empty()) {
+      collectSites(Copy);
+      applyCluster(C, Copy);
+      Kept = Changed.count(Copy);
+    }
+    SmallPtrSet<Function *, 4> Callees;
+    for (const Done &D : Inlined)
+      if (Function *G = M.getFunction(D.Callee))
+        Callees.insert(G);
+    removeSites(Kept ? *Caller : *Copy);
+    FAM.clear(*Copy, FName);
+    FAM.clear(*Caller, FName);
+    if (Kept) {
+      // Multi-calls of the caller's old body (earlier clusters) are the copy's now.
+      for (auto &[Call, MC] : Replaced)
+        if (MC.first->getFunction() == Caller)
+          MC.first = cast<Instruction>(VMap.lookup(MC.first));
+      // The copy's body becomes the caller's (its address, linkage, debug
+      // info stay the caller's).
+      for (BasicBlock &BB : *Caller)
+        BB.dropAllReferences();
+      while (!Caller->empty())
+        Caller->begin()->eraseFromParent();
+      Caller->splice(Caller->end(), Copy);
+      for (unsigned I = 0; I < Caller->arg_size(); ++I)
+        Copy->getArg(I)->replaceAllUsesWith(Caller->getArg(I));
+      Caller->setAttributes(Copy->getAttributes()); // merged with the inlined functions'
+      Changed.erase(Copy);
+      Changed.insert(Caller);
+    }
+    Copy->setName(FName + ".syscluster.trial");
+    Caller->setName(FName);
+    Copy->eraseFromParent();
+    for (const Done &D : Inlined) {
+      std::string Msg = Name + ": " + describe(*D.X) + " is reached through " + D.Callee + ", called from " +
+                        FName + " at " + D.Where;
+      if (Kept)
+        ore(*Caller).emit([&] {
+          return OptimizationRemark(PassName, "Inlined", DiagnosticLocation(D.Loc), &Caller->getEntryBlock())
+                 << Msg + ": inlined (§3.3) for the multi-call it is now part of";
+        });
+      else
+        ore(*Caller).emit([&] {
+          return OptimizationRemarkMissed(PassName, "InliningUndone", DiagnosticLocation(D.Loc),
+                                          &Caller->getEntryBlock())
+                 << Msg + ": inlined into a trial copy of " + FName +
+                        ", but no region of the cluster was replaced there (the remarks above say why): " + FName +
+                        " is left as it was";
+        });
+    }
+    // A helper of this file that nothing calls any more goes, as after
+    // clang's own inlining.
+    if (Kept)
+      for (Function *G : Callees)
+        if (G->hasLocalLinkage() && G->use_empty()) {
+          removeSites(*G);
+          FAM.clear(*G, G->getName());
+          Changed.erase(G);
+          G->eraseFromParent();
+        }
+  }
+}
+
+} // namespace syscluster
