@@ -75,7 +75,7 @@ std::optional<std::string> cannotInline(CallBase &CB, Function &Callee) {
            " the pass inlines";
   InlineResult R = isInlineViable(Callee);
   if (!R.isSuccess())
-    return N + " cannot be inlined: " + std::string(R.getFailureReason());
+    return N + ": " + std::string(R.getFailureReason()); // "recursive call", "contains indirect branches", ...
   for (const BasicBlock &BB : Callee)
     for (const Instruction &I : BB)
       if (auto *Inner = dyn_cast<CallBase>(&I); Inner && Inner->getCalledOperand() == &Callee)
@@ -150,7 +150,8 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
       missed(A->S.Call, "NotInlined",
              What + " and no function of this translation unit calls both (within " + Twine(MaxDepth) +
                  " calls):" + Uncalled(DA, FA) + Uncalled(DB, FB) +
-                 " their common caller is elsewhere (the pass sees one translation unit at a time)");
+                 " a common caller, if there is one, is in another translation unit (the pass sees one at a "
+                 "time)");
       continue;
     }
     auto It = find_if(Trials, [&](const Trial &T) { return T.Caller == Best; });
