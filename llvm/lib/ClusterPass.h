@@ -21,6 +21,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/DiagnosticInfo.h"
@@ -47,6 +48,7 @@ struct Site {
   std::string File;     // as the debug info names it (relative to the build)
   std::string FullPath; // directory + file, to read the source
   unsigned Line = 0;
+  SmallVector<unsigned, 2> Outer; // the lines of the frames it is inlined into (calls that reach it)
 };
 
 /// Why a region was refused: the condition of §3.2 (or the replacement's
@@ -140,6 +142,7 @@ private:
   void inlineAcross(const PlanCluster &C, const std::string &Name, ArrayRef<SitePair> Pairs,
                     ArrayRef<const Site *> Matched);
   void declaredElsewhere(const PlanLocation &L, const std::string &Name);
+  bool reachedFrom(const PlanLocation &L, const Site &S, std::string &Path);
   void removeSites(const Function &F);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);

@@ -26,6 +26,7 @@
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -84,6 +85,43 @@ std::optional<std::string> cannotInline(CallBase &CB, Function &Callee) {
 }
 } // namespace
 
+/// Whether the plan's location L is a call further out that reaches the
+/// system call S — the recorder names the code a system call returns to:
+/// when a wrapper ends in it (`return read(fd, buf, n);`, a tail call, a
+/// jump at -O2) that is the wrapper's caller.  So L is S's place when an
+/// inlined frame of S's debug location is L's line (S inlined there, as in
+/// a trial copy), or S is its function's last act (a call followed by its
+/// return) and that function is called at L's line.  Path: L's source file.
+bool ClusterPass::reachedFrom(const PlanLocation &L, const Site &S, std::string &Path) {
+  auto Same = [&](const DILocation *DL) {
+    if (!DL || DL->getLine() != L.Line || sourceMatch(L.File, DL->getFilename()) == 0)
+      return false;
+    const DISubprogram *SP = DL->getScope()->getSubprogram();
+    if (!L.Function.empty() && (!SP || (SP->getName() != L.Function && SP->getLinkageName() != L.Function)))
+      return false;
+    SmallString<256> Full(DL->getFilename());
+    if (!sys::path::is_absolute(Full)) {
+      Full = DL->getDirectory();
+      sys::path::append(Full, DL->getFilename());
+    }
+    Path = Full.str().str();
+    return true;
+  };
+  if (const DILocation *DL = S.S.Call->getDebugLoc().get())
+    for (const DILocation *F = DL->getInlinedAt(); F; F = F->getInlinedAt())
+      if (Same(F))
+        return true;
+  const Instruction *Next = S.S.Call->getNextNonDebugInstruction();
+  auto *Ret = dyn_cast_or_null<ReturnInst>(Next);
+  if (!Ret || (Ret->getReturnValue() && Ret->getReturnValue() != S.S.Call))
+    return false;
+  Function *G = S.S.Call->getFunction();
+  for (User *U : G->users())
+    if (auto *CB = dyn_cast<CallBase>(U); CB && CB->getCalledOperand() == G && Same(CB->getDebugLoc().get()))
+      return true;
+  return false;
+}
+
 void ClusterPass::removeSites(const Function &F) {
   // A replaced call is erased: its entry is kept (AlreadyClustered), never dereferenced.
   Sites.remove_if([&](const Site &S) { return !Replaced.count(S.S.Call) && S.S.Call->getFunction() == &F; });
@@ -115,7 +153,7 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     Function *Caller;
     SmallPtrSet<Function *, 8> Need; // functions on the way from the caller to a site
     SmallVector<SitePair, 4> Pairs;
-    DenseMap<Function *, unsigned> DistA, DistB;
+    SmallVector<std::pair<SmallPtrSet<Function *, 4>, SmallPtrSet<Function *, 4>>, 4> Ways; // per pair: to A, to B
   };
   std::vector<Trial> Trials;
   for (auto [A, B] : Pairs) {
@@ -160,15 +198,16 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
       Trials.back().Caller = Best;
       It = std::prev(Trials.end());
     }
+    auto &Way = It->Ways.emplace_back();
     for (auto [G, D] : DA)
       if (G != Best && D < DA.lookup(Best))
-        It->Need.insert(G);
+        Way.first.insert(G);
     for (auto [G, D] : DB)
       if (G != Best && D < DB.lookup(Best))
-        It->Need.insert(G);
+        Way.second.insert(G);
+    It->Need.insert(Way.first.begin(), Way.first.end());
+    It->Need.insert(Way.second.begin(), Way.second.end());
     It->Pairs.push_back({A, B});
-    It->DistA = std::move(DA);
-    It->DistB = std::move(DB);
   }
 
   for (Trial &T : Trials) {
@@ -185,9 +224,9 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(*Caller);
     DenseMap<CallBase *, const Site *> Leads; // call in the caller -> the site it leads to
     SmallVector<CallBase *, 8> Selected;
-    for (const SitePair &P : T.Pairs) {
-      const Site *A = P.first, *B = P.second;
-      auto Towards = [&](const Site *X) {
+    for (size_t PI = 0; PI < T.Pairs.size(); ++PI) {
+      const Site *A = T.Pairs[PI].first, *B = T.Pairs[PI].second;
+      auto Towards = [&](const Site *X, const SmallPtrSet<Function *, 4> &Way) {
         SmallVector<CallBase *, 4> Out;
         if (X->S.Call->getFunction() == Caller) {
           Out.push_back(X->S.Call);
@@ -195,16 +234,13 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
         }
         for (Instruction &I : instructions(*Caller))
           if (auto *CB = dyn_cast<CallBase>(&I))
-            if (Function *G = CB->getCalledFunction(); G && T.Need.count(G)) {
-              const auto &D = X == A ? T.DistA : T.DistB;
-              if (D.count(G)) {
-                Out.push_back(CB);
-                Leads.try_emplace(CB, X);
-              }
+            if (Function *G = CB->getCalledFunction(); G && Way.count(G)) {
+              Out.push_back(CB);
+              Leads.try_emplace(CB, X);
             }
         return Out;
       };
-      auto SA = Towards(A), SB = Towards(B);
+      auto SA = Towards(A, T.Ways[PI].first), SB = Towards(B, T.Ways[PI].second);
       for (CallBase *X : SA)
         for (CallBase *Y : SB)
           if (X != Y && (DT.dominates(X, Y) || DT.dominates(Y, X)))
@@ -327,9 +363,12 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     Copy->setName(FName + ".syscluster.trial");
     Caller->setName(FName);
     Copy->eraseFromParent();
+    std::set<std::string> Said; // two calls of one line (a rotated loop's guard and body): one remark
     for (const Done &D : Inlined) {
       std::string Msg = Name + ": " + describe(*D.X) + " is reached through " + D.Callee + ", called from " +
                         FName + " at " + D.Where;
+      if (!Said.insert(Msg).second)
+        continue;
       if (Kept)
         ore(*Caller).emit([&] {
           return OptimizationRemark(PassName, "Inlined", DiagnosticLocation(D.Loc), &Caller->getEntryBlock())

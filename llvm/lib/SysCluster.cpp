@@ -59,6 +59,8 @@ void ClusterPass::collectSites(Function *Only) {
       }
       Si.FullPath = Full.str().str();
       Si.Line = DL.getLine();
+      for (const DILocation *F = DL->getInlinedAt(); F; F = F->getInlinedAt())
+        Si.Outer.push_back(F->getLine());
       // A call of a trial copy (Inline.cpp) may lie where an erased one
       // did: the erased one's entries move to a key of their own.
       if (auto It = Replaced.find(CB); It != Replaced.end()) {
@@ -129,7 +131,7 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
       if (Best == 0 || sourceMatch(L.File, S.File) != Best || (Only && (Replaced.count(S.S.Call) || S.S.Call->getFunction() != Only)))
         continue;
       if (auto It = Replaced.find(S.S.Call); It != Replaced.end()) {
-        if (S.Line == L.Line && S.S.Name == L.Syscall) {
+        if ((S.Line == L.Line || is_contained(S.Outer, L.Line)) && S.S.Name == L.Syscall) {
           Found = Already = true;
           if (!Reported.count(S.S.Call)) {
             Reported.insert(S.S.Call);
@@ -141,11 +143,15 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
         continue;
       }
       InFile = &S;
-      if (S.Line != L.Line || S.S.Name != L.Syscall || !functionMatches(L.Function, S.S.Call))
+      // The location is the call itself, or a call further out that
+      // reaches it (a wrapper's tail call, an inlined frame: Inline.cpp).
+      std::string Via;
+      if (S.S.Name != L.Syscall ||
+          (!(S.Line == L.Line && functionMatches(L.Function, S.S.Call)) && !reachedFrom(L, S, Via)))
         continue;
       Found = true;
       if (L.SourceHash) {
-        auto Now = sourceLineHash(S.FullPath, S.Line);
+        auto Now = sourceLineHash(Via.empty() ? S.FullPath : Via, L.Line);
         if (!Now) {
           missed(S.S.Call, "StalePlan",
                  Name + ": cannot read " + S.FullPath + " to check the plan's source_hash; left as it is");
@@ -166,7 +172,11 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
       }
       if (!Only)
         analysis(S.S.Call, "Matched",
-                 Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there)");
+                 Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there" +
+                     (Via.empty() ? std::string()
+                                  : ", at " + sys::path::filename(L.File).str() + ":" + std::to_string(L.Line) +
+                                        ", the call that reaches it") +
+                     ")");
       if (std::find(Matched.begin(), Matched.end(), &S) == Matched.end())
         Matched.push_back(&S);
       Recorded[&S] += L.Count;
