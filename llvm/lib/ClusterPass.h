@@ -143,6 +143,7 @@ private:
                     ArrayRef<const Site *> Matched);
   void declaredElsewhere(const PlanLocation &L, const std::string &Name);
   bool reachedFrom(const PlanLocation &L, const Site &S, std::string &Path);
+  bool callsElsewhere(const PlanLocation &L, const std::string &Name);
   void removeSites(const Function &F);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);

@@ -122,6 +122,33 @@ bool ClusterPass::reachedFrom(const PlanLocation &L, const Site &S, std::string 
   return false;
 }
 
+/// A plan location whose line has no such system call but a call to a
+/// function defined in another translation unit: a wrapper there that ends
+/// in the system call (the recorder names the wrapper's caller).  Says so
+/// (instead of calling the plan stale) and returns true.
+bool ClusterPass::callsElsewhere(const PlanLocation &L, const std::string &Name) {
+  for (Function &F : M) {
+    if (F.isDeclaration() || (!L.Function.empty() && F.getName() != L.Function))
+      continue;
+    for (Instruction &I : instructions(F)) {
+      auto *CB = dyn_cast<CallBase>(&I);
+      Function *G = CB ? CB->getCalledFunction() : nullptr;
+      const DebugLoc &DL = I.getDebugLoc();
+      if (!G || !G->isDeclaration() || G->isIntrinsic() || recognizeSyscall(*CB) || !DL || DL.getLine() != L.Line ||
+          sourceMatch(L.File, DL->getFilename()) == 0)
+        continue;
+      missed(CB, "NotInlined",
+             Name + ": " + L.Syscall + " at " + sys::path::filename(L.File) + ":" + Twine(L.Line) + " is issued by " +
+                 G->getName() + ", which " + F.getName() +
+                 " calls there and which is defined in another translation unit (a wrapper ending in " + L.Syscall +
+                 ": the recorder names its caller): it cannot be inlined here (the pass sees one translation unit "
+                 "at a time; inlining across them, as under -flto, is not done)");
+      return true;
+    }
+  }
+  return false;
+}
+
 void ClusterPass::removeSites(const Function &F) {
   // A replaced call is erased: its entry is kept (AlreadyClustered), never dereferenced.
   Sites.remove_if([&](const Site &S) { return !Replaced.count(S.S.Call) && S.S.Call->getFunction() == &F; });

@@ -183,7 +183,7 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
     }
     if (!Found && !InFile && !Only)
       declaredElsewhere(L, Name);
-    if (!Found && InFile && !Only)
+    if (!Found && InFile && !Only && !callsElsewhere(L, Name))
       missed(InFile->S.Call, "StalePlan",
              Name + ": stale plan: no call to " + L.Syscall + " at " +
                  sys::path::filename(InFile->File) + ":" + Twine(L.Line) +

@@ -17,8 +17,22 @@ long tagged(int fd, const char *buf, long n)
         exit(5);
     return put_util(fd, buf, n);
 }
+
+// A wrapper of the other file that ends in its call (`return read(...)`):
+// the recorder names the line here that calls it.
+long get_util(int fd, char *buf);
+void copy_util(int in, int out)
+{
+    char buf[4096];
+    long n;
+    while ((n = get_util(in, buf)) > 0)     // sc: read copy_util @loop
+        put_util(out, buf, n);
+}
+
 // CHECK: inline-elsewhere.c:18:{{.*}} remark: plan cluster #1 (copy-offload): write at inline-util.c:7 is in put_util, called here (tagged at inline-elsewhere.c:18), which is defined in another translation unit: it cannot be inlined here (the pass sees one translation unit at a time; inlining across them, as under -flto, is not done)
 // IR-LABEL: define {{.*}} @tagged(
 // IR: call i64 @write(
 // IR: call i64 @put_util(
 // IR-NOT: __syscluster_run
+// CHECK: inline-elsewhere.c:28:{{.*}} remark: plan cluster #2 (copy-offload): read at inline-elsewhere.c:28 is issued by get_util, which copy_util calls there and which is defined in another translation unit (a wrapper ending in read: the recorder names its caller): it cannot be inlined here
+// CHECK-NOT: stale plan

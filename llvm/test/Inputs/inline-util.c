@@ -9,3 +9,8 @@ long put_util(int fd, const char *buf, long n)
         exit(6);
     return w;
 }
+
+long get_util(int fd, char *buf)
+{
+    return read(fd, buf, 4096);
+}
