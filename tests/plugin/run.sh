@@ -324,6 +324,27 @@ PY
   read -r before after < <(grep '^  crossings' inline-host.verify | awk '{print $2, $3}')
   echo "plugin test: inline: writes fused (statx + writev): crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "inline: no fewer crossings where the writes fuse ($before -> $after)"
+
+  # The copy loop through wrappers that end in their calls (wrapped_copy.c,
+  # clang told not to inline them): the plan names main's lines, the pass
+  # inlines both wrappers and the loop becomes the looped multi-call.
+  mkdir -p "$T/inline-copy" && head -c 2390753 /dev/urandom > "$T/inline-copy/in"
+  build_recorded inline-copy "$ROOT/tests/plugin/wrapped_copy.c" "$T/inline-copy/in" out -- -mllvm -inline-threshold=-1000
+  grep -q 'became one looped multi-call' remarks-sc/*.opt.yaml ||
+    fail "inline-copy: the loop was not replaced: $(grep -h -A4 'Name:.*Clustered\|NotReplaced\|NoGain\|Inlin\|Stale' remarks-sc/*.opt.yaml)"
+  [ "$(grep -c 'Name:.*Inlined' remarks-sc/*.opt.yaml)" -eq 2 ] || fail "inline-copy: not two Inlined remarks"
+  for size in 0 4095 4097 81920; do
+    verify "inline-copy-$size" --no-count -- "$PWD/plain/inline-copy" "$T/in.$size" out ::: \
+      "$PWD/sc/inline-copy" "$T/in.$size" out
+  done
+  for fault in write:ENOSPC@3 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+    verify "inline-copy-$fault" --inject "$fault" -- "$PWD/plain/inline-copy" "$T/in.81920" out ::: \
+      "$PWD/assume/inline-copy" "$T/in.81920" out
+  done
+  verify inline-copy-big -- "$PWD/plain/inline-copy" "$PWD/in" out ::: "$PWD/sc/inline-copy" "$PWD/in" out
+  read -r before after < <(grep '^  crossings' inline-copy-big.verify | awk '{print $2, $3}')
+  echo "plugin test: inline-copy: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "inline-copy: no fewer crossings ($before -> $after)"
   cd "$T"
 }
 check_inline
