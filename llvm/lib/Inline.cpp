@@ -66,7 +66,8 @@ std::optional<std::string> cannotInline(CallBase &CB, Function &Callee) {
   if (Callee.isInterposable())
     return N + " may be replaced by another definition when the program is linked (a weak definition)";
   if (Callee.hasFnAttribute(Attribute::NoInline) || CB.isNoInline())
-    return N + " is marked noinline (the program asks for it to stay a call; -fno-inline marks every function so)";
+    return N + " is marked noinline (the program asks for it to stay a call; clang marks every function so "
+               "at -O0 and under -fno-inline)";
   if (Callee.hasOptNone())
     return N + " is optnone (compiled at -O0)";
   if (Callee.isVarArg())
@@ -191,7 +192,8 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     // there and kept its body for other callers.
     auto Within = [&](const Site *X, const Function *G) {
       return any_of(Matched, [&](const Site *S) {
-        return !Replaced.count(S->S.Call) && S->S.Call->getFunction() == G && S->S.Name == X->S.Name && S->Line == X->Line && S->File == X->File;
+        return !Replaced.count(S->S.Call) && S->S.Call->getFunction() == G && S->S.Name == X->S.Name &&
+               S->Line == X->Line && S->File == X->File;
       });
     };
     if (Within(B, FA) || Within(A, FB))

@@ -128,7 +128,8 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
     const Site *InFile = nullptr;
     bool Found = false;
     for (const Site &S : Sites) {
-      if (Best == 0 || sourceMatch(L.File, S.File) != Best || (Only && (Replaced.count(S.S.Call) || S.S.Call->getFunction() != Only)))
+      if (Best == 0 || sourceMatch(L.File, S.File) != Best ||
+          (Only && (Replaced.count(S.S.Call) || S.S.Call->getFunction() != Only)))
         continue;
       if (auto It = Replaced.find(S.S.Call); It != Replaced.end()) {
         if ((S.Line == L.Line || is_contained(S.Outer, L.Line)) && S.S.Name == L.Syscall) {
