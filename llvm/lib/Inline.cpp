@@ -239,7 +239,20 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     It->Pairs.push_back({A, B});
   }
 
+  SmallPtrSet<Function *, 4> Callees; // inlined where a trial was kept
   for (Trial &T : Trials) {
+    // An earlier trial kept may have replaced the body some of these sites
+    // were in (their entries are gone from Sites): only live pairs go on.
+    auto Alive = [&](const Site *X) {
+      return any_of(Sites, [&](const Site &S) { return &S == X; }) && !Replaced.count(X->S.Call);
+    };
+    for (size_t PI = T.Pairs.size(); PI-- > 0;)
+      if (!Alive(T.Pairs[PI].first) || !Alive(T.Pairs[PI].second)) {
+        T.Pairs.erase(T.Pairs.begin() + PI);
+        T.Ways.erase(T.Ways.begin() + PI);
+      }
+    if (T.Pairs.empty())
+      continue;
     Function *Caller = T.Caller;
     std::string FName = Caller->getName().str();
     if (any_of(*Caller, [](const BasicBlock &BB) { return BB.hasAddressTaken(); })) {
@@ -287,8 +300,7 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     // Each call checked before any is inlined; a refused one stays a call.
     struct Done {
       DebugLoc Loc;
-      std::string Callee, Where;
-      const Site *X;
+      std::string Callee, Where, What; // What: the system call it leads to
     };
     SmallVector<std::pair<CallBase *, const Site *>, 8> Work;
     for (CallBase *CB : Selected) {
@@ -337,7 +349,7 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
         }
         if (Inlined.size() == MaxInlined)
           break;
-        Done D{CB->getDebugLoc(), G->getName().str(), at(CB), X};
+        Done D{CB->getDebugLoc(), G->getName().str(), at(CB), describe(*X)};
         InlineFunctionInfo IFI;
         InlineResult R = InlineFunction(*CB, IFI, /*MergeAttributes=*/true, /*CalleeAAR=*/nullptr,
                                         /*InsertLifetime=*/false);
@@ -364,10 +376,10 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
       applyCluster(C, Copy);
       Kept = Changed.count(Copy);
     }
-    SmallPtrSet<Function *, 4> Callees;
-    for (const Done &D : Inlined)
-      if (Function *G = M.getFunction(D.Callee))
-        Callees.insert(G);
+    if (Kept)
+      for (const Done &D : Inlined)
+        if (Function *G = M.getFunction(D.Callee))
+          Callees.insert(G);
     removeSites(Kept ? *Caller : *Copy);
     FAM.clear(*Copy, FName);
     FAM.clear(*Caller, FName);
@@ -394,7 +406,7 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
     Copy->eraseFromParent();
     std::set<std::string> Said; // two calls of one line (a rotated loop's guard and body): one remark
     for (const Done &D : Inlined) {
-      std::string Msg = Name + ": " + describe(*D.X) + " is reached through " + D.Callee + ", called from " +
+      std::string Msg = Name + ": " + D.What + " is reached through " + D.Callee + ", called from " +
                         FName + " at " + D.Where;
       if (!Said.insert(Msg).second)
         continue;
@@ -412,17 +424,15 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
                         " is left as it was";
         });
     }
-    // A helper of this file that nothing calls any more goes, as after
-    // clang's own inlining.
-    if (Kept)
-      for (Function *G : Callees)
-        if (G->hasLocalLinkage() && G->use_empty()) {
-          removeSites(*G);
-          FAM.clear(*G, G->getName());
-          Changed.erase(G);
-          G->eraseFromParent();
-        }
   }
+  // A helper of this file that nothing calls any more goes, as after
+  // clang's own inlining (not one that holds a multi-call itself).
+  for (Function *G : Callees)
+    if (G->hasLocalLinkage() && G->use_empty() && !Changed.count(G)) {
+      removeSites(*G);
+      FAM.clear(*G, G->getName());
+      G->eraseFromParent();
+    }
 }
 
 } // namespace syscluster
