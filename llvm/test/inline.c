@@ -126,6 +126,23 @@ void orphan_tag(int fd)
         exit(5);
 }
 
+// Accepted, and a static helper that nothing calls any more goes.
+static long put_twice(int fd, const char *buf, long n)
+{
+    long w = write(fd, buf, n);     // sc: write put_twice @static
+    if (w < 0)
+        REPORT("half a record", 6);
+    return w;
+}
+long twice(int fd, const char *buf, long n)
+{
+    if (write(fd, "record: ", 8) < 0)   // sc: write twice @static
+        exit(5);
+    if (put_twice(fd, buf, n / 2) < 0)
+        exit(6);
+    return put_twice(fd, buf + n / 2, n - n / 2);
+}
+
 // The remarks, the IR, and clang alone (the checks are here, after the code,
 // so that the lines they name stay put).
 // CHECK: inline.c:46:{{.*}} remark: plan cluster #1 (copy-offload): the region write at inline.c:46 -> write at inline.c:39 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at inline.c:46)
@@ -164,5 +181,17 @@ void orphan_tag(int fd)
 // CLANG-LABEL: define {{.*}} @hooked(
 // CLANG: call i64 @put_hooked(
 // CHECK: inline.c:118:{{.*}} remark: plan cluster #6 (copy-offload): write at inline.c:118 (in put_orphan) and write at inline.c:125 (in orphan_tag) are in different functions and no function of this translation unit calls both (within 2 calls): put_orphan is not called in this translation unit; orphan_tag is not called in this translation unit; a common caller, if there is one, is in another translation unit
+// CHECK: remark: plan cluster #7 (copy-offload): the region write at inline.c:139 -> write at inline.c:132 (3 calls of the plan) became one multi-call of 3 calls
+// CHECK: inline.c:141:{{.*}} remark: plan cluster #7 (copy-offload): write at inline.c:132 is reached through put_twice, called from twice at inline.c:141: inlined (§3.3)
+// CHECK: inline.c:143:{{.*}} remark: plan cluster #7 (copy-offload): write at inline.c:132 is reached through put_twice, called from twice at inline.c:143: inlined (§3.3)
+// RUN: FileCheck %s --check-prefix=GONE < %t.ll
+// GONE-NOT: define {{.*}} @put_twice(
+// GONE: define {{.*}} @twice(
+// GONE-NOT: define {{.*}} @put_twice(
+// IR-LABEL: define {{.*}} @twice(
+// IR: call i64 @__syscluster_run(ptr {{.*}}, i32 3,
+// CLANG-LABEL: define {{.*}} @twice(
+// CLANG: call {{.*}} @put_twice(
+// CLANG: define internal {{.*}} @put_twice(
 // The output is valid IR, its debug info too (one DISubprogram per function).
 // VERIFY-NOT: {{.}}
