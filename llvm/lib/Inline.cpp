@@ -240,21 +240,30 @@ void ClusterPass::inlineAcross(const PlanCluster &C, const std::string &Name, Ar
   }
 
   SmallPtrSet<Function *, 4> Callees; // inlined where a trial was kept
-  for (Trial &T : Trials) {
-    // An earlier trial kept may have replaced the body some of these sites
-    // were in (their entries are gone from Sites): only live pairs go on.
+  for (size_t TI = 0; TI < Trials.size(); ++TI) {
+    // A trial kept replaces the body some sites were in (their entries
+    // leave Sites): the trials still to come go on with live pairs only,
+    // dropped now, before this trial's sites may take the freed places.
     auto Alive = [&](const Site *X) {
       return any_of(Sites, [&](const Site &S) { return &S == X; }) && !Replaced.count(X->S.Call);
     };
-    for (size_t PI = T.Pairs.size(); PI-- > 0;)
-      if (!Alive(T.Pairs[PI].first) || !Alive(T.Pairs[PI].second)) {
-        T.Pairs.erase(T.Pairs.begin() + PI);
-        T.Ways.erase(T.Ways.begin() + PI);
-      }
+    for (size_t TJ = TI; TJ < Trials.size(); ++TJ)
+      for (size_t PI = Trials[TJ].Pairs.size(); PI-- > 0;)
+        if (!Alive(Trials[TJ].Pairs[PI].first) || !Alive(Trials[TJ].Pairs[PI].second)) {
+          Trials[TJ].Pairs.erase(Trials[TJ].Pairs.begin() + PI);
+          Trials[TJ].Ways.erase(Trials[TJ].Ways.begin() + PI);
+        }
+    Trial &T = Trials[TI];
     if (T.Pairs.empty())
       continue;
     Function *Caller = T.Caller;
     std::string FName = Caller->getName().str();
+    if (Caller->hasOptNone()) {
+      missed(T.Pairs.front().first->S.Call, "NotInlined",
+             Name + ": " + FName + ", which calls the functions holding the calls, is optnone (compiled at -O0): "
+                                   "nothing is inlined into it");
+      continue;
+    }
     if (any_of(*Caller, [](const BasicBlock &BB) { return BB.hasAddressTaken(); })) {
       missed(T.Pairs.front().first->S.Call, "NotInlined",
              Name + ": " + FName + " takes the address of its own code (blockaddress): no trial copy is made");
