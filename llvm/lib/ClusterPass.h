@@ -10,6 +10,8 @@
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
 //   Specialize.cpp  value specialization of straight-line regions (§3.4)
 //   Gain.cpp        never a slower program: the gain of each replacement
+//   Inline.cpp      a plan edge across functions: the helpers inlined into
+//                   a trial copy of their common caller (§3.3)
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -21,6 +23,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
@@ -30,7 +33,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 
+#include <deque>
+#include <list>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -46,6 +52,7 @@ struct Site {
   std::string File;     // as the debug info names it (relative to the build)
   std::string FullPath; // directory + file, to read the source
   unsigned Line = 0;
+  SmallVector<unsigned, 2> Outer; // the lines of the frames it is inlined into (calls that reach it)
 };
 
 /// Why a region was refused: the condition of §3.2 (or the replacement's
@@ -110,11 +117,14 @@ public:
 private:
   Module &M;
   FunctionAnalysisManager &FAM;
-  std::vector<Site> Sites;
+  std::list<Site> Sites; // a list: trial copies of functions add and remove theirs
   SmallPtrSet<Function *, 8> Changed;
+  // The (cluster, function) pairs already said to be in another translation unit.
+  std::set<std::pair<std::string, const Function *>> Elsewhere;
   // Calls already replaced (erased: compared, never dereferenced) → the
   // multi-call that replaced them and its cluster.
   DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
+  std::deque<char> Tombstones; // keys of erased calls whose address a new call took (collectSites)
   // The host's calibration, read at the first region that needs it.
   bool CalibrationRead = false;
   std::optional<Calibration> Cal;
@@ -142,8 +152,17 @@ private:
     });
   }
 
-  void collectSites();
-  void applyCluster(const PlanCluster &C);
+  void collectSites(Function *Only = nullptr);
+  // Only: the trial copy of a function (Inline.cpp); the cluster is applied
+  // to its sites alone, without repeating the remarks of matching.
+  void applyCluster(const PlanCluster &C, Function *Only = nullptr);
+  using SitePair = std::pair<const Site *, const Site *>;
+  void inlineAcross(const PlanCluster &C, const std::string &Name, ArrayRef<SitePair> Pairs,
+                    ArrayRef<const Site *> Matched);
+  void declaredElsewhere(const PlanLocation &L, const std::string &Name);
+  bool reachedFrom(const PlanLocation &L, const Site &S, std::string &Path);
+  bool callsElsewhere(const PlanLocation &L, const std::string &Name);
+  void removeSites(const Function &F);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);

@@ -458,6 +458,84 @@ check_checked() {
 }
 check_checked
 
+# A plan edge across functions (seed 000 §3.3): wrapped_report.c writes a
+# tag, a record and a newline per record, the record through an extern
+# helper too large for clang's inliner, so the plan's write -> write edges
+# cross from main into write_record. The pass inlines write_record into a
+# trial copy of main and keeps it because the three writes became one
+# multi-call (remarks checked); both builds are compared under faults in
+# the helper's write (its own handler, exit 6), the static put()'s (exit
+# 5), early (the sc build's first 500 runs run the calls as written) and
+# late, and their crossings printed. With the lit calibration at run time
+# (another machine's: libmulticall's built-in choices fuse a run of writes
+# from eight calls) the three writes still cross three times; on a host
+# whose calibration fuses them, statx + writev (docs/COMPILER.md).
+check_inline() {
+  local v fault before after
+  mkdir -p "$T/inline" && head -c 8000 /dev/urandom > "$T/inline/in"
+  build_recorded inline "$ROOT/tests/plugin/wrapped_report.c" "$T/inline/in" out 1000
+  for v in remarks remarks-sc; do
+    grep -q 'became one multi-call of 3 calls' $v/*.opt.yaml ||
+      fail "inline: $v: the three writes were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced\|Inlin' $v/*.opt.yaml)"
+    grep -q 'Name:.*Inlined' $v/*.opt.yaml || fail "inline: $v: no Inlined remark"
+    grep -q 'reached through write_record, called from main at wrapped_report.c:[0-9]*: inlined' $v/*.opt.yaml ||
+      fail "inline: $v: the Inlined remark does not name write_record and its call"
+  done
+  nm sc/inline | grep -q ' T write_record$' || fail "inline: write_record lost its body (it is extern)"
+  for v in sc assume; do
+    verify "inline-$v" -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: "$PWD/$v/inline" "$PWD/in" out 1000
+    for fault in write:EIO@2 write:ENOSPC@3 write:short@2 write:EINTR@1 pread64:EIO@4 write:EIO@1601 \
+                 write:ENOSPC@1602 write:short@2999 write:EBADF@1600; do
+      verify "inline-$v-$fault" --inject "$fault" -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: \
+        "$PWD/$v/inline" "$PWD/in" out 1000
+    done
+    # The helper's handler ran in both (exit 6), and put()'s (exit 5).
+    grep -q '^  exit  *6  *6$' "inline-$v-write:EIO@1601.verify" || fail "inline: $v: write:EIO@1601 did not exit 6 in both"
+    grep -q '^  exit  *5  *5$' "inline-$v-write:ENOSPC@3.verify" || fail "inline: $v: write:ENOSPC@3 did not exit 5 in both"
+    read -r before after < <(grep '^  crossings' "inline-$v.verify" | awk '{print $2, $3}')
+    echo "plugin test: inline: $v: crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
+    [ "$after" -le $((before + 16)) ] || fail "inline: $v: more crossings than a first context's ($before -> $after)"
+  done
+  # Fewer crossings on a host whose calibration fuses writes: the lit
+  # calibration (writev.file from 2 calls) made for this machine.
+  python3 - "$ROOT/llvm/test/calibration.json" "$("$ROOT/libmulticall/build/mc-calibrate" --machine)" > host.json <<'PY'
+import json, sys
+calibration = json.load(open(sys.argv[1]))
+calibration["machine"].update(json.loads(sys.argv[2]))
+print(json.dumps(calibration))
+PY
+  MULTICALL_CALIBRATION=$PWD/host.json verify inline-host -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: \
+    "$PWD/sc/inline" "$PWD/in" out 1000
+  MULTICALL_CALIBRATION=$PWD/host.json verify inline-host-write:EIO@2000 --inject write:EIO@2000 -- \
+    "$PWD/plain/inline" "$PWD/in" out 1000 ::: "$PWD/sc/inline" "$PWD/in" out 1000
+  read -r before after < <(grep '^  crossings' inline-host.verify | awk '{print $2, $3}')
+  echo "plugin test: inline: writes fused (statx + writev): crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "inline: no fewer crossings where the writes fuse ($before -> $after)"
+
+  # The copy loop through wrappers that end in their calls (wrapped_copy.c,
+  # clang told not to inline them): the plan names main's lines, the pass
+  # inlines both wrappers and the loop becomes the looped multi-call.
+  mkdir -p "$T/inline-copy" && head -c 2390753 /dev/urandom > "$T/inline-copy/in"
+  build_recorded inline-copy "$ROOT/tests/plugin/wrapped_copy.c" "$T/inline-copy/in" out -- -mllvm -inline-threshold=-1000
+  grep -q 'became one looped multi-call' remarks-sc/*.opt.yaml ||
+    fail "inline-copy: the loop was not replaced: $(grep -h -A4 'Name:.*Clustered\|NotReplaced\|NoGain\|Inlin\|Stale' remarks-sc/*.opt.yaml)"
+  [ "$(grep -c 'Name:.*Inlined' remarks-sc/*.opt.yaml)" -eq 2 ] || fail "inline-copy: not two Inlined remarks"
+  for size in 0 4095 4097 81920; do
+    verify "inline-copy-$size" --no-count -- "$PWD/plain/inline-copy" "$T/in.$size" out ::: \
+      "$PWD/sc/inline-copy" "$T/in.$size" out
+  done
+  for fault in write:ENOSPC@3 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+    verify "inline-copy-$fault" --inject "$fault" -- "$PWD/plain/inline-copy" "$T/in.81920" out ::: \
+      "$PWD/assume/inline-copy" "$T/in.81920" out
+  done
+  verify inline-copy-big -- "$PWD/plain/inline-copy" "$PWD/in" out ::: "$PWD/sc/inline-copy" "$PWD/in" out
+  read -r before after < <(grep '^  crossings' inline-copy-big.verify | awk '{print $2, $3}')
+  echo "plugin test: inline-copy: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "inline-copy: no fewer crossings ($before -> $after)"
+  cd "$T"
+}
+check_inline
+
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"
 for src in "$ROOT/tests/corpus/copy.c" "$ROOT/tests/plugin/copy_report.c"; do
