@@ -135,7 +135,8 @@ bool ClusterPass::callsElsewhere(const PlanLocation &L, const std::string &Name)
       auto *CB = dyn_cast<CallBase>(&I);
       Function *G = CB ? CB->getCalledFunction() : nullptr;
       const DebugLoc &DL = I.getDebugLoc();
-      if (!G || !G->isDeclaration() || G->isIntrinsic() || recognizeSyscall(*CB) || !DL || DL.getLine() != L.Line ||
+      if (!G || !G->isDeclaration() || G->isIntrinsic() || isLibcSyscallFunction(G->getName()) || !DL ||
+          DL.getLine() != L.Line ||
           sourceMatch(L.File, DL->getFilename()) == 0)
         continue;
       missed(CB, "NotInlined",

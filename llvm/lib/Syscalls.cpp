@@ -41,6 +41,10 @@ static const Table &table() {
   return T;
 }
 
+bool isLibcSyscallFunction(StringRef Name) {
+  return Name == "syscall" || table().ByFunction.count(Name);
+}
+
 std::optional<SyscallSite> recognizeSyscall(CallBase &CB) {
   Function *F = CB.getCalledFunction();
   if (!F || !F->isDeclaration() || F->isIntrinsic())

@@ -32,6 +32,11 @@ struct SyscallSite {
 
 std::optional<SyscallSite> recognizeSyscall(llvm::CallBase &CB);
 
+/// Whether Name is one of libc's functions that issue a system call (or
+/// syscall(2)): never a program's wrapper defined elsewhere, even where
+/// recognizeSyscall cannot say which call it makes (a variable number).
+bool isLibcSyscallFunction(llvm::StringRef Name);
+
 } // namespace syscluster
 
 #endif
