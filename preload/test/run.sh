@@ -44,7 +44,7 @@ if out=$(rt timeout 120 "$T/semantics" "$W/sem" 2>&1); then
 else
   bad "semantics"; echo "$out" | grep -v '^ok'
 fi
-# A fork child never writes the parent's bytes again (main failed each 9-10 runs of 10; docs/RUNTIME.md, "fork").
+# A fork child never writes the parent's bytes again (main failed each 9-10 runs of 10; docs/RUNTIME.md, "Fork children").
 for m in "futex 200" "forks 20" "_Forks 20"; do if out=$(rt timeout 120 "$T/semantics" "$W/sem" $m 2>&1); then ok "semantics $m"; else bad "semantics $m"; echo "$out" | head -3 | cut -c1-300; fi; done
 # The lock-free fast path of deferred writes and everyone who takes a slot
 # from it (test/fastpath.c; docs/RUNTIME.md, "The fast path"): the

@@ -404,7 +404,7 @@ static int end_by(const char *mode)
  * parent wakes until a wake finds it waiting.  21 numbered 8-byte records
  * (the first few direct, the rest deferred): the child must see all 168
  * bytes, and the file hold each record once.  n rounds (a fork child that
- * touched the parent's slots wrote them twice: docs/RUNTIME.md, "fork");
+ * touched the parent's slots wrote them twice: docs/RUNTIME.md, "Fork children");
  * on a failure it says what the child saw and what the file holds.
  * Returns the number of failed rounds. */
 static int futex_rounds(long n)
@@ -477,7 +477,7 @@ static void shared_futex_publishes(void)
  * that end at once (with fork(), or with _Fork() when `raw`): the parent's
  * deferred bytes are its own, so the file holds every record once, in
  * order.  A child that copied a buffer the parent had started since the
- * fork wrote it out again at its exit (docs/RUNTIME.md, "fork"). */
+ * fork wrote it out again at its exit (docs/RUNTIME.md, "Fork children"). */
 static _Atomic int forks_done;
 static long forks_written;
 
