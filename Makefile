@@ -43,9 +43,10 @@ lint:
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 # Chromium for the HTML page test (which skips, saying so, only without it).
-# Under CI (CI=true) a failed install fails: the page test must run there.
+# Where Chromium is required (CI=true, or chromium in SYSCLUSTER_REQUIRE:
+# tests/lib/require.sh) a failed install fails: the page test must run there.
 browser:
-	@scripts/install-deps.sh --browser || { echo "make: Chromium could not be installed: the HTML page test will skip" >&2; [ "$$CI" != true ]; }
+	@scripts/install-deps.sh --browser || { echo "make: Chromium could not be installed: the HTML page test will skip" >&2; . tests/lib/require.sh; ! t_required chromium && [ "$$CI" != true ]; }
 
 # Every file generated from data/ is what its script writes today (the
 # arguments of the syscall table and vmlinux.h come from the running kernel:

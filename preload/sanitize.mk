@@ -10,7 +10,7 @@
 # control): the guardian runs in its own address space with only the
 # library's image and the shared region mapped, where ASan's shadow memory
 # is gone and no instrumented code can run.  The guardian is tested by
-# `make test` (run.sh), everything else of the library here.
+# `make test` (test/*.test.sh), everything else of the library here.
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_O := $(O)/asan
 

@@ -59,11 +59,16 @@ def direct(r, fn, fortified):
     kernel's result (-1 and errno for -errno); the call has a class or writes
     no user memory (the I/O, clock and id calls, lseek, fsync; not brk,
     getcwd or sched_getaffinity, whose wrappers change the result); no
-    multi-call refuses it; and fn is not a fortified form.  fstat
-    (newfstatat with other arguments), select (pselect6) and pselect (whose
-    sixth argument is not the kernel's) never are."""
+    multi-call refuses it; fn is not a fortified form; and the call is not
+    a clock (class `clock`): glibc's gettimeofday, clock_gettime and time
+    read the vDSO and issue no system call, so running the system call in
+    their place would add a crossing.  fstat (newfstatat with other
+    arguments), select (pselect6) and pselect (whose sixth argument is not
+    the kernel's) never are."""
     same_name = fn in (r["name"], r["name"] + "64") or fn + "64" == r["name"]
-    return not fortified and same_name and (bool(r["class"]) or r["output"] == "none") and r["multicall"] == "-"
+    clock = "clock" in r["class"]
+    return (not fortified and same_name and not clock and (bool(r["class"]) or r["output"] == "none")
+            and r["multicall"] == "-")
 
 
 def parse_cond(text, where):

@@ -17,7 +17,7 @@
 /* calibration (docs/ADVICE.md): calibration_version */
 #define SCL_CALIBRATION_VERSION 3
 #define SCL_CALIBRATION_OLDEST 1
-/* plan_line (crates/supervisor/src/plan.rs): syscluster-plan/ */
+/* plan_line (docs/PLAN_FORMAT.md): syscluster-plan/ */
 #define SCL_PLAN_LINE_VERSION 1
 #define SCL_PLAN_LINE_OLDEST 1
 /* multicall_calibration (docs/MULTICALL.md): format_version */
@@ -30,7 +30,11 @@
 #define SCL_PLAN_LINE_HEADER "syscluster-plan/1"
 #define SCL_PLAN_LINE_MAX_SITES 512
 #define SCL_PLAN_LINE_MAX_MODULES 64
+#define SCL_PLAN_LINE_MAX_BUFFER 1048576
+#define SCL_PLAN_LINE_MAX_BUILD_ID 64
 
+#define SCL_PLAN_LINE_SITE_KIND_COUNT 6
+#define SCL_PLAN_LINE_SITE_KIND_NAMES "write", "clock", "pid", "tid", "seek", "read"
 #define SCL_MC_RULE_COUNT 9
 #define SCL_MC_RULE_NAMES "writev", "readv", "preadv", "pwritev", "seek_pread", "sendmmsg", "recvmmsg", "copy", "batch_send"
 #define SCL_MC_FDCLASS_COUNT 11

@@ -109,7 +109,7 @@ int main(void)
 
 	marker_fd = open(T "trace_marker", O_WRONLY);
 	if (marker_fd < 0)
-		t_skip("no tracefs: %s", strerror(errno));
+		t_need("tracefs", "no tracefs: %s", strerror(errno));
 	for (int k = 0; k < 3; k++) {
 		struct mc_ctx *ctx = t_ctx(backends[k]);
 		struct mc_call c[16];

@@ -77,7 +77,7 @@ int main(void)
 
 	dev = open("/dev/multicall", O_RDWR | O_CLOEXEC);
 	if (dev < 0)
-		t_skip("no /dev/multicall: %s", strerror(errno));
+		t_need("kmod", "no /dev/multicall: %s", strerror(errno));
 	T_ASSERT(ioctl(dev, MC_IOC_VERSION) == MC_KMOD_ABI, "version");
 	T_ASSERT(ioctl(dev, _IO('M', 0x7f)) < 0 && errno == ENOTTY, "unknown ioctl: %s", strerror(errno));
 	if (pipe2(p, O_NONBLOCK) < 0)

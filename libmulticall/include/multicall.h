@@ -61,8 +61,9 @@ struct mc_call {
 #define MC_PREDICT (1u << 1) /* read/write family: this call almost always transfers
 			      * its full length (value profile); lets io_uring keep
 			      * a call that uses its result inside one link */
-#define MC_CHECK_FULL (1u << 2) /* read, write, pread64, pwrite64 in mc_run (not a
-				 * loop body): stop the multi-call unless the result
+#define MC_CHECK_FULL (1u << 2) /* read, write, pread64, pwrite64 (also in a loop
+				 * body, docs/MULTICALL.md), lseek in mc_run:
+				 * stop the multi-call unless the result
 				 * (-1 for any failure, as libc returns it) is the
 				 * count argument (args[2], or the result it refers
 				 * to) -- a short transfer is a failure, as

@@ -40,6 +40,7 @@ struct loopst {
 	char *buf;
 	long bs;
 	int rchk, wchk, formB;
+	int wfull;         /* the write is checked full (MC_CHECK_FULL) */
 	unsigned long it, max;
 	long r_res, w_res; /* the current iteration's results */
 	long last_n;       /* the last read's result: what the next write writes */
@@ -310,6 +311,16 @@ static void maybe_probe(struct loopst *L)
 		L->bulk = probe(L);
 }
 
+/* Does the write just run (of last_n bytes) stop the loop?  As
+ * __mc_stops decides it for direct: MC_CHECK, it failed; MC_CHECK_FULL,
+ * libc's result (-1 for a failure) is not its count. */
+static int write_stops(const struct loopst *L, long w)
+{
+	if (w < 0 && L->wchk)
+		return 1;
+	return L->wfull && (w < 0 ? -1 : w) != L->last_n;
+}
+
 /* ---- the copy engine: runs the loop as direct would ---- */
 static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_call *body)
 {
@@ -322,7 +333,7 @@ static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_cal
 		L->r_res = -ECANCELED;
 		w = step_write(L);
 		L->w_res = w;
-		if (w < 0 && L->wchk) {
+		if (write_stops(L, w)) {
 			ret = (int)wi;
 			goto out;
 		}
@@ -382,13 +393,18 @@ static int copy_engine(struct loopst *L, unsigned ri, unsigned wi, struct mc_cal
 		}
 		w = step_write(L);
 		L->w_res = w;
-		if (w < 0 && L->wchk) {
+		if (write_stops(L, w)) {
 			ret = (int)wi;
 			goto out;
 		}
 	}
 out:
 	fix_buf(L, 0);
+	/* Stopped at a write checked full in form B: the read keeps the
+	 * previous iteration's result, the count that write asked for (as
+	 * mc_run_loop leaves it, cancel_after_stop). */
+	if (L->formB && L->wfull && ret == (int)wi)
+		L->r_res = L->last_n;
 	body[ri].result = L->r_res;
 	body[wi].result = L->w_res;
 	return ret;
@@ -601,6 +617,9 @@ int __mc_fuse_loop(struct mc_ctx *ctx, unsigned mode, struct mc_call *body, unsi
 	L.bs = body[ri].args[2];
 	L.rchk = !!(body[ri].flags & MC_CHECK);
 	L.wchk = !!(body[wi].flags & MC_CHECK);
+	L.wfull = !!(body[wi].flags & MC_CHECK_FULL);
+	if (body[ri].flags & MC_CHECK_FULL)
+		return -1; /* the read of a copy loop is short at its end */
 	L.formB = ri == 1;
 	L.max = loop->max_iterations;
 	L.r_res = L.w_res = -ECANCELED;

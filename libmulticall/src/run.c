@@ -31,12 +31,16 @@ static int validate(const struct mc_call *c, unsigned n, int loop)
 		if ((c[i].flags & MC_PREDICT) && !predictable(c[i].nr))
 			return -EINVAL;
 		/* A short-transfer check needs a count (or lseek's literal
-		 * SEEK_SET, whose result is the offset asked for), and in a
-		 * loop body a reference may name the previous iteration's
-		 * result. */
+		 * SEEK_SET, whose result is the offset asked for).  In a loop
+		 * body only a transfer's, and not a count that is the call's
+		 * own previous result (overwritten when the check runs): a
+		 * loop-carried count is a later call's result of the previous
+		 * iteration, still there when the check runs. */
 		if ((c[i].flags & MC_CHECK_FULL) &&
-		    (loop || !(predictable(c[i].nr) ||
-			       (c[i].nr == SYS_lseek && !c[i].ref[2] && c[i].args[2] == SEEK_SET))))
+		    !(predictable(c[i].nr) ||
+		      (!loop && c[i].nr == SYS_lseek && !c[i].ref[2] && c[i].args[2] == SEEK_SET)))
+			return -EINVAL;
+		if ((c[i].flags & MC_CHECK_FULL) && loop && c[i].ref[2] == i + 1)
 			return -EINVAL;
 		if (__mc_likely(!__mc_has_refs(&c[i])))
 			continue;
@@ -272,6 +276,20 @@ out:
 	return ret;
 }
 
+/* A looped multi-call stopped at call stop: the later calls did not run in
+ * this iteration.  A count that a call checked full took from one of them
+ * (its previous iteration's result: the count the stopped call asked for)
+ * stays, so that the caller learns what the failed transfer asked for;
+ * every other later call gets -ECANCELED. */
+static void cancel_after_stop(struct mc_call *body, unsigned stop, unsigned n)
+{
+	unsigned keep = (body[stop].flags & MC_CHECK_FULL) ? body[stop].ref[2] : 0;
+
+	for (unsigned k = stop + 1; k < n; k++)
+		if (k + 1 != keep)
+			body[k].result = -ECANCELED;
+}
+
 int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const struct mc_loop *loop,
 		unsigned long *iterations)
 {
@@ -279,7 +297,7 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 	struct __mc_run run;
 	unsigned long it = 0;
 	unsigned stop;
-	int ret;
+	int ret, full;
 
 	if (iterations)
 		*iterations = 0;
@@ -291,13 +309,15 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 	ret = validate(body, n, 1);
 	if (ret < 0)
 		goto out;
+	full = kmod_unknown_flags(body, n);
 	ctx->stats.runs++;
 	if (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0 && auto_fuses_loop(ctx, body, n, loop)) {
 		ret = __mc_fuse_loop(ctx, ctx->backend, body, n, loop, &it, NULL);
 		if (ret >= 0)
 			goto done;
 	}
-	if (ctx->backend == MC_BACKEND_KMOD || (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0)) {
+	if (!full &&
+	    (ctx->backend == MC_BACKEND_KMOD || (ctx->backend == MC_BACKEND_AUTO && ctx->kmod_fd >= 0))) {
 		ret = __mc_kmod_run(ctx, body, n, loop, &it);
 		if (ret != MC_KMOD_FALLBACK)
 			goto done;
@@ -313,7 +333,10 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 	memset(&run, 0, sizeof(run));
 	run.ctx = ctx;
 	run.c = body;
-	run.mode = exec_mode(ctx);
+	/* A body checked full runs call by call: io_uring would complete the
+	 * calls after a checked one before its check reads their previous
+	 * results. */
+	run.mode = full ? MC_BACKEND_DIRECT : exec_mode(ctx);
 	ret = (int)n;
 	while (it < loop->max_iterations) {
 		it++;
@@ -322,7 +345,7 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 		run.n = loop->call + 1;
 		stop = __mc_exec(&run, 0);
 		if (stop <= loop->call) {
-			__mc_cancel_rest(body, stop + 1, n);
+			cancel_after_stop(body, stop, n);
 			ret = (int)stop;
 			break;
 		}
@@ -333,7 +356,7 @@ int mc_run_loop(struct mc_ctx *ctx, struct mc_call *body, unsigned n, const stru
 		run.n = n;
 		stop = __mc_exec(&run, loop->call + 1);
 		if (stop < n) {
-			__mc_cancel_rest(body, stop + 1, n);
+			cancel_after_stop(body, stop, n);
 			ret = (int)stop;
 			break;
 		}

@@ -10,7 +10,12 @@
  * direct's record, and direct's stop index is checked against the rule.
  * A failure counts as libc's -1 (a count of (size_t)-1 is met by it).
  * lseek(SEEK_SET) checked full: its result must be the offset.
- * Refused: the flag on a call without a count, and in a loop body.
+ * In a loop body: the rotated copy loop's write, checked full, stops the
+ * loop at the first short or failed write (RLIMIT_FSIZE cuts one inside a
+ * block, a full non-blocking pipe refuses one), and the read after it
+ * keeps the count that write asked for.
+ * Refused: the flag on a call without a count, on a loop body's call
+ * whose count is its own previous result, and on lseek in a loop body.
  */
 #include "harness.h"
 
@@ -18,6 +23,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static char bufs[16][4096];
@@ -186,6 +192,72 @@ static void minus_one(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, 
 	close(out);
 }
 
+/* The rotated copy loop { write(out, buf, <previous read>) checked full;
+ * read(in, buf, bs) } after a first read, into a file limited to limit
+ * bytes (SIGXFSZ ignored: the write past it fails with EFBIG) or a
+ * non-blocking pipe of one page (limit 0). */
+struct lcase {
+	long fsize, bs, limit;
+	int expect;
+};
+
+static void loop_copy(struct mc_ctx *ctx, const char *dir, struct t_outcome *o, void *arg)
+{
+	const struct lcase *k = arg;
+	struct mc_call body[2];
+	struct mc_loop loop = { 1, MC_WHILE_GT, 0, 100000 };
+	struct rlimit rl, old;
+	unsigned long it = 0;
+	int in, out, p[2] = { -1, -1 }, ret;
+
+	t_write_file(t_path(dir, "in"), (unsigned)k->fsize, 7);
+	in = t_open(t_path(dir, "in"), O_RDONLY);
+	if (k->limit) {
+		out = t_open(t_path(dir, "out"), O_RDWR | O_CREAT | O_TRUNC);
+	} else {
+		if (pipe2(p, O_NONBLOCK) < 0 || fcntl(p[1], F_SETPIPE_SZ, 4096) < 0)
+			t_fail("pipe");
+		out = p[1];
+	}
+	memset(bufs, 0xee, sizeof(bufs));
+	mc_prep_write(&body[0], out, bufs[0], 0);
+	mc_set_ref(&body[0], 2, 1);
+	mc_set_check(&body[0]);
+	mc_set_check_full(&body[0]);
+	mc_prep_read(&body[1], in, bufs[0], (size_t)k->bs);
+	mc_set_check(&body[1]);
+	body[1].result = read(in, bufs[0], (size_t)k->bs);
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl = old;
+	if (k->limit)
+		rl.rlim_cur = (rlim_t)k->limit;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &rl);
+	ret = mc_run_loop(ctx, body, 2, &loop, &it);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, SIG_DFL);
+	T_ASSERT(ret == k->expect, "%s: ret %d, expected %d", mc_backend_name(t_backend_of(ctx)), ret,
+		 k->expect);
+	if (ret == 0)
+		T_ASSERT(body[1].result > 0 && body[1].result <= k->bs &&
+				 (body[0].result < 0 || body[0].result < body[1].result),
+			 "%s: the stopped write's count %ld (result %ld) is not kept",
+			 mc_backend_name(t_backend_of(ctx)), body[1].result, body[0].result);
+	t_rec(o, "ret", ret);
+	t_rec(o, "iterations", (long long)it);
+	t_rec_calls(o, "body", body, 2);
+	t_rec_fd_offset(o, "in.offset", in);
+	t_rec_mem(o, "buf", bufs[0], sizeof(bufs[0]));
+	if (k->limit)
+		t_rec_file(o, "out", t_path(dir, "out"));
+	else
+		t_rec_drain(o, "peer", p[0]);
+	close(in);
+	close(out);
+	if (p[0] >= 0)
+		close(p[0]);
+}
+
 static void refusals(void)
 {
 	struct mc_ctx *ctx = t_ctx(MC_BACKEND_DIRECT);
@@ -202,9 +274,14 @@ static void refusals(void)
 	mc_set_check_full(&c[0]);
 	T_ASSERT(mc_run(ctx, c, 1) == -EINVAL, "MC_CHECK_FULL on getpid accepted");
 	mc_prep_read(&c[0], fd, bufs[0], 16);
-	mc_prep_write(&c[1], fd, bufs[0], 16);
+	mc_prep_write(&c[1], fd, bufs[0], 0);
+	mc_set_ref(&c[1], 2, 1);
 	mc_set_check_full(&c[1]);
-	T_ASSERT(mc_run_loop(ctx, c, 2, &loop, &it) == -EINVAL, "MC_CHECK_FULL in a loop body accepted");
+	T_ASSERT(mc_run_loop(ctx, c, 2, &loop, &it) == -EINVAL,
+		 "MC_CHECK_FULL on a count that is the call's own previous result accepted");
+	mc_prep_lseek(&c[1], fd, 0, SEEK_SET);
+	mc_set_check_full(&c[1]);
+	T_ASSERT(mc_run_loop(ctx, c, 2, &loop, &it) == -EINVAL, "MC_CHECK_FULL on lseek in a loop body accepted");
 	mc_prep_lseek(&c[0], fd, 0, SEEK_CUR);
 	mc_set_check_full(&c[0]);
 	T_ASSERT(mc_run(ctx, c, 1) == -EINVAL, "MC_CHECK_FULL on lseek(SEEK_CUR) accepted");
@@ -256,6 +333,22 @@ int main(void)
 		for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
 			snprintf(what, sizeof(what), "lseek to %ld checked full, two reads", sc[i].pos);
 			t_compare(what, seek_read, (void *)&sc[i]);
+		}
+	}
+	{
+		static const struct lcase lc[] = {
+			{ 20000, 4096, 1 << 20, 2 }, /* whole: the loop ends at EOF */
+			{ 20000, 4096, 9000, 0 },    /* the third write is short (808 B) */
+			{ 20000, 4096, 8192, 0 },    /* the third write fails (EFBIG) */
+			{ 300000, 4096, 150000, 0 }, /* fused: copy_file_range ends inside a block */
+			{ 20000, 1000, 0, 0 },       /* a pipe of 4096 B: the fifth write fails (EAGAIN) */
+			{ 20000, 3000, 0, 0 },       /* the second write is short (1096 B) */
+		};
+
+		for (size_t i = 0; i < sizeof(lc) / sizeof(lc[0]); i++) {
+			snprintf(what, sizeof(what), "copy loop, write checked full: %ld B at %ld into %s %ld",
+				 lc[i].fsize, lc[i].bs, lc[i].limit ? "a file limited to" : "a pipe", lc[i].limit);
+			t_compare(what, loop_copy, (void *)&lc[i]);
 		}
 	}
 	refusals();

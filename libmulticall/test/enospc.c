@@ -123,16 +123,18 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	if (unshare(CLONE_NEWNS) < 0)
-		t_skip("enospc: cannot unshare the mount namespace (%s); needs CAP_SYS_ADMIN",
+		t_need("tmpfs", "cannot unshare the mount namespace (%s); needs CAP_SYS_ADMIN",
 		       strerror(errno));
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		t_skip("enospc: cannot make mounts private (%s)", strerror(errno));
+		t_need("tmpfs", "cannot make mounts private (%s)", strerror(errno));
 	snprintf(small, sizeof(small), "%s/mc-enospc-XXXXXX", base);
-	if (!mkdtemp(small))
-		t_skip("enospc: mkdtemp: %s", strerror(errno));
+	if (!mkdtemp(small)) {
+		t_fail("enospc: mkdtemp %s: %s", small, strerror(errno));
+		return T_EXIT_FAIL;
+	}
 	if (mount("tmpfs", small, "tmpfs", 0, "size=256k") < 0) {
 		rmdir(small);
-		t_skip("enospc: cannot mount a tmpfs (%s)", strerror(errno));
+		t_need("tmpfs", "cannot mount a tmpfs (%s)", strerror(errno));
 	}
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (char)(i * 5 + 7);

@@ -35,55 +35,6 @@ void t_fail(const char *fmt, ...)
 		fputc('\n', stderr);
 }
 
-void t_skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("SKIP ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	exit(T_EXIT_SKIP);
-}
-
-/* Is what one of the names of a comma-separated list? */
-static int in_list(const char *list, const char *what)
-{
-	size_t len = strlen(what);
-
-	while (list && *list) {
-		const char *end = strchr(list, ',');
-		size_t n = end ? (size_t)(end - list) : strlen(list);
-
-		if (n == len && !strncmp(list, what, n))
-			return 1;
-		list = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
-int t_required(const char *what)
-{
-	return in_list(getenv("SYSCLUSTER_REQUIRE"), what);
-}
-
-void t_need(const char *cap, const char *fmt, ...)
-{
-	va_list ap;
-	const char *ci = getenv("CI");
-	int req = t_required(cap) || (ci && !strcmp(ci, "true")); /* CI has every capability t_need names */
-
-	printf(req ? "FAIL %s required: " : "SKIP ", cap);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	exit(req ? T_EXIT_FAIL : T_EXIT_SKIP);
-}
-
 int t_finish(void)
 {
 	return t_failures ? T_EXIT_FAIL : T_EXIT_PASS;
@@ -353,7 +304,7 @@ int t_compared(unsigned backend)
 {
 	const char *only = getenv("MC_TEST_BACKENDS");
 
-	return !only || in_list(only, mc_backend_name(backend));
+	return !only || t_in_list(only, mc_backend_name(backend));
 }
 
 int t_compare(const char *what, t_scenario fn, void *arg)

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#define T_EXIT_PASS 0
-#define T_EXIT_FAIL 1
-#define T_EXIT_SKIP 77
+/* T_EXIT_*, t_need and t_required: the tree's convention for tests that
+ * fail closed, shared with the preload library's tests. */
+#include "../../tests/lib/require.h"
 
 #define T_MAX_VALUES 512
 
@@ -34,7 +34,6 @@ typedef void (*t_scenario)(struct mc_ctx *ctx, const char *dir, struct t_outcome
 extern int t_failures;
 
 void t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void t_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 #define T_ASSERT(cond, ...)                                                        \
 	do {                                                                       \
 		if (!(cond)) {                                                     \
@@ -44,21 +43,15 @@ void t_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 		}                                                                  \
 	} while (0)
 int t_finish(void);
-/* A capability the test needs is missing: skip (77), or fail when CI
- * requires it (cap listed in SYSCLUSTER_REQUIRE, comma-separated, or
- * CI=true, where every capability is required). */
-void t_need(const char *cap, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /* Backends compared with direct (direct itself first). */
 extern const unsigned t_backends[];
 extern const unsigned t_nbackends;
-/* Is this capability (a backend name: "kmod" in the module's guest) named in
- * SYSCLUSTER_REQUIRE?  Then a backend that cannot start fails (t_ctx), where
+/* mc_ctx_init for a test: NULL when the backend is unavailable here
+ * (reported once).  A backend whose name is in SYSCLUSTER_REQUIRE
+ * (t_required: "kmod" in the module's guest) and cannot start fails, where
  * elsewhere it is left out of the comparison (the kmod backend on a host
  * without the module, CI's included). */
-int t_required(const char *what);
-/* mc_ctx_init for a test: NULL when the backend is unavailable here
- * (reported once). */
 struct mc_ctx *t_ctx(unsigned backend);
 
 /* Whether backend is compared with direct here (MC_TEST_BACKENDS). */

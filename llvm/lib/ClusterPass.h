@@ -6,8 +6,12 @@
 //   IRFacts.cpp     facts about the IR the conditions are decided from
 //   Conditions.cpp  the five conditions of seed 000 §3.2 for a pair of calls
 //   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
+//   CheckedLoop.cpp the copy loop that checks its writes → the same, checked (§3.3.2)
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
+//   Specialize.cpp  value specialization of straight-line regions (§3.4)
 //   Gain.cpp        never a slower program: the gain of each replacement
+//   Inline.cpp      a plan edge across functions: the helpers inlined into
+//                   a trial copy of their common caller (§3.3)
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -19,14 +23,20 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 
+#include <deque>
+#include <list>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -42,6 +52,7 @@ struct Site {
   std::string File;     // as the debug info names it (relative to the build)
   std::string FullPath; // directory + file, to read the source
   unsigned Line = 0;
+  SmallVector<unsigned, 2> Outer; // the lines of the frames it is inlined into (calls that reach it)
 };
 
 /// Why a region was refused: the condition of §3.2 (or the replacement's
@@ -65,10 +76,12 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
 bool isTransfer(const SyscallSite &S);
 const Value *countOf(const SyscallSite &S);
 bool countNonNegative(const Value *Count, const DataLayout &DL);
-bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL);
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
+                 bool CountPositive = false);
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);
+bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA);
 
 struct RegionShape {
   struct Arg {
@@ -82,7 +95,19 @@ struct RegionShape {
   SmallVector<LoadInst *, 4> Hoist;
   SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
+  std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
+  bool OneFdGuard = false; // §3.4: the rule holds when the descriptors are one, checked at run time
 };
+
+std::string fusionRule(const RegionShape &Shape);
+// The copy loops' shared proofs (CopyLoop.cpp).
+std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R);
+std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayRef<const BasicBlock *> Body,
+                                     uint64_t &Max, uint64_t &Spec);
+std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre);
+std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
+                                           BasicBlock *Pre, FunctionAnalysisManager &FAM);
+std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape);
 
 class ClusterPass {
 public:
@@ -92,11 +117,14 @@ public:
 private:
   Module &M;
   FunctionAnalysisManager &FAM;
-  std::vector<Site> Sites;
+  std::list<Site> Sites; // a list: trial copies of functions add and remove theirs
   SmallPtrSet<Function *, 8> Changed;
+  // The (cluster, function) pairs already said to be in another translation unit.
+  std::set<std::pair<std::string, const Function *>> Elsewhere;
   // Calls already replaced (erased: compared, never dereferenced) → the
   // multi-call that replaced them and its cluster.
   DenseMap<const CallBase *, std::pair<Instruction *, unsigned>> Replaced;
+  std::deque<char> Tombstones; // keys of erased calls whose address a new call took (collectSites)
   // The host's calibration, read at the first region that needs it.
   bool CalibrationRead = false;
   std::optional<Calibration> Cal;
@@ -124,13 +152,24 @@ private:
     });
   }
 
-  void collectSites();
-  void applyCluster(const PlanCluster &C);
+  void collectSites(Function *Only = nullptr);
+  // Only: the trial copy of a function (Inline.cpp); the cluster is applied
+  // to its sites alone, without repeating the remarks of matching.
+  void applyCluster(const PlanCluster &C, Function *Only = nullptr);
+  using SitePair = std::pair<const Site *, const Site *>;
+  void inlineAcross(const PlanCluster &C, const std::string &Name, ArrayRef<SitePair> Pairs,
+                    ArrayRef<const Site *> Matched);
+  void declaredElsewhere(const PlanLocation &L, const std::string &Name);
+  bool reachedFrom(const PlanLocation &L, const Site &S, std::string &Path);
+  bool callsElsewhere(const PlanLocation &L, const std::string &Name);
+  void removeSites(const Function &F);
   std::optional<Refusal> checkPair(const Site &A, const Site &B);
   std::optional<Refusal> checkWriteReadLoop(const Site &W, const Site &R, const PlanCluster &C, uint64_t &Spec);
   std::optional<Refusal> gainCalibration(StringRef Unit, const Calibration *&C, std::string &Estimate);
   std::optional<Refusal> checkGain(const Site &R, uint64_t Spec, uint64_t Blocks, unsigned long &MinBlocks,
                                    std::string &Estimate);
+  bool applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
+                            uint64_t Blocks);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

@@ -18,6 +18,100 @@
 
 namespace syscluster {
 
+/// What both copy loops (this one and CheckedLoop.cpp's) need of their
+/// calls: libc's read and write wrappers as libc declares them,
+/// (int, ptr, size_t) -> ssize_t.
+std::optional<Refusal> copyCallsUnderstood(const Site &W, const Site &R) {
+  if (W.S.FirstArg || R.S.FirstArg || W.S.Fortified)
+    return Refusal{"IR not understood", "only the libc wrappers read/write (and __read_chk) are replaced"};
+  for (CallBase *CB : {W.S.Call, R.S.Call}) {
+    Type *I64 = Type::getInt64Ty(CB->getContext());
+    if (CB->getType() != I64 || CB->arg_size() < 3 || !CB->getArgOperand(0)->getType()->isIntegerTy(32) ||
+        !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
+      return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
+  }
+  return std::nullopt;
+}
+
+/// The copy loop's read count (Max): a constant from 1 to 2^31-1, or —
+/// §3.4, value specialization — a variable computed before the loop (Body:
+/// its blocks), for which the plan's value profile gives one such value in
+/// most calls (`calls[].args.count`), then Spec; a guard sends it to the
+/// multi-call and any other to the loop.  A fortified read (__read_chk) of
+/// at most Max bytes must pass its check.
+std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayRef<const BasicBlock *> Body,
+                                     uint64_t &Max, uint64_t &Spec) {
+  CallBase *CR = R.S.Call;
+  auto *Count = dyn_cast<ConstantInt>(CR->getArgOperand(2));
+  auto *CountI = dyn_cast<Instruction>(CR->getArgOperand(2));
+  Spec = 0;
+  if (!Count && !(CountI && is_contained(Body, CountI->getParent()))) {
+    std::optional<int64_t> K;
+    for (const PlanCall &PC : C.Calls)
+      if (PC.Syscall == "read")
+        for (const auto &[Name, V] : PC.Args)
+          if (Name == "count")
+            K = V;
+    if (K && *K > 0 && *K < (int64_t(1) << 31))
+      Spec = uint64_t(*K);
+  }
+  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
+                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
+                                                                   "computed before the loop)") +
+                                          ", so the write's count cannot be proved to be the read's result"};
+  Max = Spec ? Spec : Count->getZExtValue();
+  auto *Len = R.S.Fortified && CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
+  if (R.S.Fortified && (!Len || Len->getZExtValue() < Max))
+    return Refusal{"safety", "the fortified read's check (__read_chk) is not proved to pass"};
+  return std::nullopt;
+}
+
+/// The one block outside the loop that enters it at Head (Latch: the
+/// block that loops back), ending in an ordinary branch.
+std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock *&Pre) {
+  Pre = nullptr;
+  for (BasicBlock *P : predecessors(Head)) {
+    if (P == Latch)
+      continue;
+    if (Pre && Pre != P)
+      return Refusal{"dominance", "the loop is entered from more than one place"};
+    Pre = P;
+  }
+  if (!Pre || !isa<BranchInst>(Pre->getTerminator()))
+    return Refusal{"dominance", "the loop has no single ordinary entry"};
+  return std::nullopt;
+}
+
+/// Safety of an instruction of a copy loop's body (Body: its blocks) other
+/// than the calls, phis and branches: pure code, or a load the loop's read
+/// cannot write that is safe to load at Pre's end, where it moves (§3.3.1).
+std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
+                                           BasicBlock *Pre, FunctionAnalysisManager &FAM) {
+  Function &F = *I.getFunction();
+  if (auto *LI = dyn_cast<LoadInst>(&I)) {
+    if (!LI->isSimple() || isErrno(LI->getPointerOperand()))
+      return Refusal{"safety", describe(LI) + " is volatile, atomic or of errno"};
+    auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
+    if (Ptr && is_contained(Body, Ptr->getParent()))
+      return Refusal{"argument safety", "the address of " + describe(LI) + " is computed in the loop"};
+    if (mayWrite(R.S, MemoryLocation::get(LI), FAM.getResult<AAManager>(F)))
+      return Refusal{"argument safety", describe(LI) + " reads memory the loop's read may write "
+                                                       "(alias analysis cannot separate it from the buffer)"};
+    if (!isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(),
+                                            F.getParent()->getDataLayout(), Pre->getTerminator(),
+                                            &FAM.getResult<AssumptionAnalysis>(F),
+                                            &FAM.getResult<DominatorTreeAnalysis>(F)))
+      return Refusal{"safety", describe(LI) + " is not known to be safe to load before the loop"};
+    return std::nullopt;
+  }
+  if (I.isLifetimeStartOrEnd())
+    return Refusal{"safety", "the buffer's lifetime starts or ends inside the loop"};
+  if (I.mayHaveSideEffects() || I.mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(&I))
+    return Refusal{"safety", describe(&I) + " is user code in the loop body: it cannot run inside a multi-call"};
+  return std::nullopt; // pure code: its uses are checked by the caller
+}
+
 /// Beyond the five conditions: what replacing the rotated copy loop
 ///   L: p = phi [init, pre], [r, L];  write(out, wbuf, p);  r = read(in, rbuf, C);  br r > 0, L, exit
 /// by __syscluster_write_read_loop(out, wbuf, in, rbuf, C, init) needs.
@@ -27,49 +121,16 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   CallBase *CW = W.S.Call, *CR = R.S.Call;
   BasicBlock *L = CW->getParent();
   Function &F = *L->getParent();
-  const DataLayout &DL = M.getDataLayout();
   AAResults &AA = FAM.getResult<AAManager>(F);
-  DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
-  AssumptionCache &AC = FAM.getResult<AssumptionAnalysis>(F);
 
   if (CR->getParent() != L)
     return Refusal{"linearity", "the write and the read are not in one block"};
-  if (W.S.FirstArg || R.S.FirstArg || W.S.Fortified)
-    return Refusal{"IR not understood", "only the libc wrappers read/write (and __read_chk) are replaced"};
-  // The calls as libc declares them: (int, ptr, size_t) -> ssize_t.
-  for (CallBase *CB : {CW, CR}) {
-    Type *I64 = Type::getInt64Ty(M.getContext());
-    if (CB->getType() != I64 || CB->arg_size() < 3 ||
-        !CB->getArgOperand(0)->getType()->isIntegerTy(32) ||
-        !CB->getArgOperand(1)->getType()->isPointerTy() || CB->getArgOperand(2)->getType() != I64)
-      return Refusal{"IR not understood", describe(CB) + " does not have libc's signature"};
-  }
+  if (auto Why = copyCallsUnderstood(W, R))
+    return Why;
   Value *CountV = CR->getArgOperand(2);
-  auto *Count = dyn_cast<ConstantInt>(CountV);
-  if (!Count) {
-    // §3.4, value specialization: the count the plan's value profile
-    // shows in most calls, behind a guard; any other runs the loop.
-    std::optional<int64_t> K;
-    for (const PlanCall &PC : C.Calls)
-      if (PC.Syscall == "read")
-        for (const auto &[Name, V] : PC.Args)
-          if (Name == "count")
-            K = V;
-    auto *CI = dyn_cast<Instruction>(CountV);
-    if (K && *K > 0 && *K < (int64_t(1) << 31) && !(CI && CI->getParent() == L))
-      Spec = uint64_t(*K);
-  }
-  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
-                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
-                                                                   "computed before the loop)") +
-                                          ", so the write's count cannot be proved to be the read's result"};
-  uint64_t Max = Spec ? Spec : Count->getZExtValue();
-  if (R.S.Fortified) {
-    auto *Len = CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
-    if (!Len || Len->getZExtValue() < Max)
-      return Refusal{"safety", "the fortified read's check (__read_chk) is not proved to pass"};
-  }
+  uint64_t Max;
+  if (auto Why = loopReadCount(R, C, {L}, Max, Spec))
+    return Why;
 
   // §3.4: the region must be the whole loop body — one block that loops to
   // itself while the read returns more than 0, and leaves to one exit.
@@ -79,16 +140,9 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   BasicBlock *Exit = Br->getSuccessor(0) == L ? Br->getSuccessor(1) : Br->getSuccessor(0);
   if (Exit == L || !continuesWhilePositive(Br, L, CR, Max))
     return Refusal{"loop", "the loop does not go on exactly while the read returns more than 0"};
-  BasicBlock *Pre = nullptr;
-  for (BasicBlock *P : predecessors(L)) {
-    if (P == L)
-      continue;
-    if (Pre && Pre != P)
-      return Refusal{"dominance", "the loop is entered from more than one place"};
-    Pre = P;
-  }
-  if (!Pre || isa<CallBrInst>(Pre->getTerminator()) || !isa<BranchInst>(Pre->getTerminator()))
-    return Refusal{"dominance", "the loop has no single ordinary entry"};
+  BasicBlock *Pre;
+  if (auto Why = loopEntry(L, L, Pre))
+    return Why;
 
   // Safety: the body holds only the calls, the carried read result, the
   // arguments' setup and the loop test; loads that no call of the loop may
@@ -106,25 +160,8 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
       Carried = Phi;
       continue;
     }
-    if (auto *LI = dyn_cast<LoadInst>(&I)) {
-      if (!LI->isSimple())
-        return Refusal{"safety", describe(LI) + " is volatile or atomic"};
-      auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
-      if (Ptr && Ptr->getParent() == L)
-        return Refusal{"argument safety", "the address of " + describe(LI) + " is computed in the loop"};
-      if (mayWrite(R.S, MemoryLocation::get(LI), AA))
-        return Refusal{"argument safety", describe(LI) + " reads memory the loop's read may write "
-                                          "(alias analysis cannot separate it from the buffer)"};
-      if (!isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(), DL,
-                                              Pre->getTerminator(), &AC, &DT))
-        return Refusal{"safety", describe(LI) + " is not known to be safe to load before the loop"};
-      continue;
-    }
-    if (isa<CallBase>(I) && I.isLifetimeStartOrEnd())
-      return Refusal{"safety", "the buffer's lifetime starts or ends inside the loop"};
-    if (I.mayHaveSideEffects() || I.mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(&I))
-      return Refusal{"safety", describe(&I) + " is user code in the loop body: it cannot run inside a multi-call"};
-    // Pure code: its uses are checked below (arguments, loop test, after the loop).
+    if (auto Why = copyLoopInstruction(I, {L}, R, Pre, FAM))
+      return Why;
   }
   if (!Carried)
     return Refusal{"loop", "the write's count is not carried from the previous read"};
@@ -162,7 +199,8 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   // (the program ignores it, so the loop goes on after a failing write, as
   // the replacement does), and after the loop only the last read's result is.
   if (!CW->use_empty())
-    return Refusal{"safety", "the write's result is used: a loop that checks its writes is not replaced yet"};
+    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that does not return "
+                              "is replaced when the read heads the loop: CheckedLoop.cpp)"};
   for (Instruction &I : *L)
     for (User *U : I.users()) {
       auto *UI = dyn_cast<Instruction>(U);

@@ -120,6 +120,7 @@ std::optional<Refusal> ClusterPass::checkRegionGain(const RegionShape &Shape, ui
   auto Fewest = Shape.Rule.empty() ? std::pair<unsigned, std::string>{0, ""} : C->fewestCalls(Shape.Rule);
   if (Shape.Rule.empty())
     return Refusal{"no gain", "no fusion rule merges " + Calls +
+                                  (Shape.NoRuleWhy.empty() ? "" : " (" + Shape.NoRuleWhy + ")") +
                                   ": without the kernel module each call still crosses once and the multi-call only "
                                   "adds bookkeeping (-syscluster-assume-gain compiles it for a host with the module)"};
   if (!Fewest.first || Fewest.first > N)

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/Support/Path.h"
 
@@ -225,10 +227,13 @@ static bool comparesWithCount(const Value *Res, const Value *N, const SyscallSit
 /// X did not transfer its whole count, for a block that does not return:
 /// `if (write(fd, buf, n) != n) err(...)` (or `< n` where n is not
 /// negative: the result is at most n), which treats a short transfer as an
-/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.  §3.3.2 as for isFailureExit; the call gets
+/// error, and a failure too; so for `lseek(fd, pos, SEEK_SET) != pos`.
+/// CountPositive: the caller proved the count > 0 (a copy loop's write of
+/// a read result tested > 0).  §3.3.2 as for isFailureExit; the call gets
 /// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
 /// test (a failure counting as libc's -1).
-bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL) {
+bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
+                 bool CountPositive) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
@@ -245,7 +250,7 @@ bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite
       if (P == CmpInst::ICMP_NE)
         return true;
       // result < count, with the result in [-1, count] and count >= 0.
-      if (P == CmpInst::ICMP_SLT && countNonNegative(countOf(X), DL))
+      if (P == CmpInst::ICMP_SLT && (CountPositive || countNonNegative(countOf(X), DL)))
         return true;
     }
     std::swap(L, R);
@@ -280,6 +285,48 @@ bool isErrno(const Value *V) {
   auto *CB = dyn_cast<CallBase>(getUnderlyingObject(V));
   Function *F = CB ? CB->getCalledFunction() : nullptr;
   return F && F->getName() == "__errno_location";
+}
+
+/// Whether A and B are one value where the later is used: the same SSA
+/// value, or two simple loads of one address and type (clang loads a
+/// global descriptor again after each call to libc) with nothing between
+/// them that may write it.  The memory writes between are MemorySSA's
+/// definitions from the later load up to the earlier's; a system call
+/// writes no memory of the program but what mayWrite says (its buffer),
+/// any other instruction what alias analysis says.  A join (MemoryPhi) on
+/// the way is not followed.
+bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA) {
+  if (A == B)
+    return true;
+  auto *LA = dyn_cast<LoadInst>(A), *LB = dyn_cast<LoadInst>(B);
+  if (!LA || !LB || !LA->isSimple() || !LB->isSimple() || LA->getType() != LB->getType() ||
+      LA->getPointerOperand()->stripPointerCasts() != LB->getPointerOperand()->stripPointerCasts())
+    return false;
+  if (!DT.dominates(LA, LB)) {
+    if (!DT.dominates(LB, LA))
+      return false;
+    std::swap(LA, LB);
+  }
+  MemoryUseOrDef *UA = MSSA.getMemoryAccess(LA), *UB = MSSA.getMemoryAccess(LB);
+  if (!UA || !UB)
+    return false;
+  MemoryLocation Loc = MemoryLocation::get(LB);
+  MemoryAccess *Stop = UA->getDefiningAccess(), *D = UB->getDefiningAccess();
+  for (unsigned Steps = 0; D != Stop; ++Steps) {
+    auto *Def = dyn_cast<MemoryDef>(D);
+    if (!Def || MSSA.isLiveOnEntryDef(Def) || Steps > 64)
+      return false;
+    Instruction *I = Def->getMemoryInst();
+    auto *CB = dyn_cast<CallBase>(I);
+    if (auto S = CB ? recognizeSyscall(*CB) : std::nullopt) {
+      if (mayWrite(*S, Loc, AA))
+        return false;
+    } else if (isModSet(AA.getModRefInfo(I, Loc))) {
+      return false;
+    }
+    D = Def->getDefiningAccess();
+  }
+  return true;
 }
 
 /// A straight-line region as the replacement needs it (fig. 7): the calls

@@ -10,6 +10,7 @@
 
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/Loads.h"
+#include "llvm/Analysis/MemorySSA.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -68,6 +69,9 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
              Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
       continue;
     }
+    // §3.4: descriptors the code does not prove one, which the value
+    // profile shows are (Specialize.cpp).
+    std::string Spec = Shape.Rule.empty() ? specializeDescriptors(C, Shape) : "";
     uint64_t Runs = ~uint64_t(0);
     for (const Site *S : R)
       Runs = std::min(Runs, Recorded.lookup(S));
@@ -86,7 +90,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
-                      "); " + Estimate;
+                      "); " + (Spec.empty() ? "" : Spec + "; ") + Estimate;
     const CallBase *At = R.front()->S.Call;
     ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
     Instruction *MC = replaceRegion(Shape, MinRuns);
@@ -253,29 +257,46 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
     return Refusal{"IR not understood", "the walk from the first call did not end at the last"};
   // The fusion rule that may merge the calls (libmulticall's rules, named as
   // its calibration names them).
+  // One descriptor: the same value, or loads of one variable (a global
+  // descriptor clang loads again after each call) proved equal.
   const SyscallSite &S0 = Shape.Calls.front();
+  MemorySSA &MSSA = FAM.getResult<MemorySSAAnalysis>(F).getMSSA();
   bool SameFd = all_of(Shape.Calls, [&](const SyscallSite &S) {
-    return S.Call->arg_size() && S.Call->getArgOperand(0) == S0.Call->getArgOperand(0);
+    return S.Call->arg_size() && sameValue(S0.Call->getArgOperand(0), S.Call->getArgOperand(0), DT, MSSA, AA);
   });
+  if (!SameFd && all_of(Shape.Calls, [&](const SyscallSite &S) {
+        auto *L0 = dyn_cast<LoadInst>(S0.Call->getArgOperand(0));
+        auto *L = S.Call->arg_size() ? dyn_cast<LoadInst>(S.Call->getArgOperand(0)) : nullptr;
+        return L0 && L && L0->getPointerOperand() == L->getPointerOperand();
+      }))
+    Shape.NoRuleWhy = "the descriptor is loaded again from one variable, which something between the loads may "
+                      "write (" + describe(cast<Instruction>(S0.Call->getArgOperand(0))) + " and later)";
+  if (SameFd)
+    Shape.Rule = fusionRule(Shape);
+  return std::nullopt;
+}
+
+/// The fusion rule that merges the region's calls when they are on one
+/// descriptor (libmulticall's rules, named as its calibration names them),
+/// or empty.
+std::string fusionRule(const RegionShape &Shape) {
+  const SyscallSite &S0 = Shape.Calls.front();
   auto AllNamed = [&](size_t From, StringRef N) {
     return all_of(ArrayRef<SyscallSite>(Shape.Calls).drop_front(From),
                   [&](const SyscallSite &S) { return S.Name == N; });
   };
-  if (SameFd) {
-    if (AllNamed(0, "write"))
-      Shape.Rule = "writev";
-    else if (AllNamed(0, "read"))
-      Shape.Rule = "readv";
-    else if (AllNamed(0, "pread64"))
-      Shape.Rule = "preadv";
-    else if (AllNamed(0, "pwrite64"))
-      Shape.Rule = "pwritev";
-    else if (S0.Name == "lseek" && AllNamed(1, "read") && S0.Call->arg_size() == 3 &&
-             isa<ConstantInt>(S0.Call->getArgOperand(2)) &&
-             cast<ConstantInt>(S0.Call->getArgOperand(2))->isZero()) // SEEK_SET
-      Shape.Rule = "seek_pread";
-  }
-  return std::nullopt;
+  if (AllNamed(0, "write"))
+    return "writev";
+  if (AllNamed(0, "read"))
+    return "readv";
+  if (AllNamed(0, "pread64"))
+    return "preadv";
+  if (AllNamed(0, "pwrite64"))
+    return "pwritev";
+  if (S0.Name == "lseek" && AllNamed(1, "read") && S0.Call->arg_size() == 3 &&
+      isa<ConstantInt>(S0.Call->getArgOperand(2)) && cast<ConstantInt>(S0.Call->getArgOperand(2))->isZero())
+    return "seek_pread"; // SEEK_SET
+  return "";
 }
 
 /// Fig. 7: the calls become one array of struct mc_call (libmulticall's
@@ -334,8 +355,10 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
   }
   auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
                                   "syscluster.region.runs");
-  FunctionCallee Run =
-      M.getOrInsertFunction("__syscluster_run", FunctionType::get(I64, {Ptr, I32, I64, Ptr}, false));
+  // Specialized for one descriptor: the runtime's guard runs the calls as
+  // written when their descriptors differ.
+  FunctionCallee Run = M.getOrInsertFunction(Shape.OneFdGuard ? "__syscluster_run_one_fd" : "__syscluster_run",
+                                             FunctionType::get(I64, {Ptr, I32, I64, Ptr}, false));
   CallInst *MC = B.CreateCall(Run, {Arr, B.getInt32(N), ConstantInt::get(I64, MinRuns), Runs});
   for (unsigned I = 0; I < N; ++I) {
     CallBase *CB = Shape.Calls[I].Call;

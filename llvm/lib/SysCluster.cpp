@@ -37,9 +37,11 @@ static cl::opt<std::string>
 
 namespace syscluster {
 
-void ClusterPass::collectSites() {
+void ClusterPass::collectSites(Function *Only) {
   for (Function &F : M)
     for (Instruction &I : instructions(F)) {
+      if (Only && &F != Only)
+        break;
       auto *CB = dyn_cast<CallBase>(&I);
       if (!CB)
         continue;
@@ -57,6 +59,18 @@ void ClusterPass::collectSites() {
       }
       Si.FullPath = Full.str().str();
       Si.Line = DL.getLine();
+      for (const DILocation *F = DL->getInlinedAt(); F; F = F->getInlinedAt())
+        Si.Outer.push_back(F->getLine());
+      // A call of a trial copy (Inline.cpp) may lie where an erased one
+      // did: the erased one's entries move to a key of their own.
+      if (auto It = Replaced.find(CB); It != Replaced.end()) {
+        auto *Key = reinterpret_cast<CallBase *>(&Tombstones.emplace_back());
+        Replaced[Key] = It->second;
+        Replaced.erase(CB);
+        for (Site &Old : Sites)
+          if (Old.S.Call == CB)
+            Old.S.Call = Key;
+      }
       Sites.push_back(std::move(Si));
     }
 }
@@ -83,6 +97,22 @@ bool ClusterPass::run(const Plan &P) {
     return false;
   }
   collectSites();
+  // A plan for another program (or for other files of this one): none of
+  // its file:line locations names a file whose system calls are here.
+  // Nothing changes; say so once, not silently.
+  unsigned WithFile = 0;
+  bool Here = false;
+  for (const PlanCluster &C : P.Clusters)
+    for (const PlanLocation &L : C.Locations)
+      if (!L.File.empty() && L.Line != 0) {
+        ++WithFile;
+        Here = Here || any_of(Sites, [&](const Site &S) { return sourceMatch(L.File, S.File) != 0; });
+      }
+  if (WithFile && !Here)
+    missedIn(*First, "NotInPlan",
+             "syscluster: none of the plan's " + Twine(WithFile) +
+                 " locations is a system call of a file of this translation unit (" + M.getSourceFileName() +
+                 "): a plan for another program, or for other files of this one; nothing here is changed");
   for (const PlanCluster &C : P.Clusters)
     applyCluster(C);
   for (Function *F : Changed)
@@ -90,7 +120,7 @@ bool ClusterPass::run(const Plan &P) {
   return !Changed.empty();
 }
 
-void ClusterPass::applyCluster(const PlanCluster &C) {
+void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
   std::string Name = "plan cluster #" + std::to_string(C.Id) + " (" + C.Rule + ")";
   std::vector<const Site *> Matched;
   DenseMap<const Site *, uint64_t> Recorded; // calls the profile saw at each matched site
@@ -114,10 +144,11 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
     const Site *InFile = nullptr;
     bool Found = false;
     for (const Site &S : Sites) {
-      if (Best == 0 || sourceMatch(L.File, S.File) != Best)
+      if (Best == 0 || sourceMatch(L.File, S.File) != Best ||
+          (Only && (Replaced.count(S.S.Call) || S.S.Call->getFunction() != Only)))
         continue;
       if (auto It = Replaced.find(S.S.Call); It != Replaced.end()) {
-        if (S.Line == L.Line && S.S.Name == L.Syscall) {
+        if ((S.Line == L.Line || is_contained(S.Outer, L.Line)) && S.S.Name == L.Syscall) {
           Found = Already = true;
           if (!Reported.count(S.S.Call)) {
             Reported.insert(S.S.Call);
@@ -129,11 +160,15 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
         continue;
       }
       InFile = &S;
-      if (S.Line != L.Line || S.S.Name != L.Syscall || !functionMatches(L.Function, S.S.Call))
+      // The location is the call itself, or a call further out that
+      // reaches it (a wrapper's tail call, an inlined frame: Inline.cpp).
+      std::string Via;
+      if (S.S.Name != L.Syscall ||
+          (!(S.Line == L.Line && functionMatches(L.Function, S.S.Call)) && !reachedFrom(L, S, Via)))
         continue;
       Found = true;
       if (L.SourceHash) {
-        auto Now = sourceLineHash(S.FullPath, S.Line);
+        auto Now = sourceLineHash(Via.empty() ? S.FullPath : Via, L.Line);
         if (!Now) {
           missed(S.S.Call, "StalePlan",
                  Name + ": cannot read " + S.FullPath + " to check the plan's source_hash; left as it is");
@@ -147,18 +182,25 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
           Stale = true;
           continue;
         }
-      } else {
+      } else if (!Only) {
         analysis(S.S.Call, "NoSourceHash",
                  Name + ": the plan has no source_hash for " + describe(S) +
                      ": whether the source changed is not checked (the region is still proved on the IR)");
       }
-      analysis(S.S.Call, "Matched",
-               Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there)");
+      if (!Only)
+        analysis(S.S.Call, "Matched",
+                 Name + ": " + describe(S) + " matched (" + Twine(L.Count) + " calls recorded there" +
+                     (Via.empty() ? std::string()
+                                  : ", at " + sys::path::filename(L.File).str() + ":" + std::to_string(L.Line) +
+                                        ", the call that reaches it") +
+                     ")");
       if (std::find(Matched.begin(), Matched.end(), &S) == Matched.end())
         Matched.push_back(&S);
       Recorded[&S] += L.Count;
     }
-    if (!Found && InFile)
+    if (!Found && !InFile && !Only)
+      declaredElsewhere(L, Name);
+    if (!Found && InFile && !Only && !callsElsewhere(L, Name))
       missed(InFile->S.Call, "StalePlan",
              Name + ": stale plan: no call to " + L.Syscall + " at " +
                  sys::path::filename(InFile->File) + ":" + Twine(L.Line) +
@@ -174,6 +216,7 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
                  (C.Calls[0].Syscall == "write" && C.Calls[1].Syscall == "read"));
   bool Tried = false;
   std::vector<std::tuple<const Site *, const Site *, uint64_t>> Edges; // clusterable, with their weight
+  std::vector<SitePair> Across; // edges whose calls lie in different functions (Inline.cpp)
   for (const Site *A : Matched)
     for (const Site *B : Matched) {
       if (A == B || Replaced.count(A->S.Call) || Replaced.count(B->S.Call))
@@ -194,13 +237,16 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
         continue;
       Function *F = A->S.Call->getFunction();
       if (B->S.Call->getFunction() != F) {
-        missed(A->S.Call, "Inlining",
-               Name + ": " + describe(*A) + " and " + describe(*B) +
-                   " are in different functions: inlining the one into the other (§3.3) is not done yet");
+        Across.emplace_back(A, B);
         Tried = true;
         continue;
       }
       Tried = true;
+      // The copy loop whose write is checked is not rotated: the read
+      // heads it (CheckedLoop.cpp).
+      if (IsCopy && A->S.Name == "write" && B->S.Name == "read" &&
+          applyCheckedCopyLoop(*A, *B, C, Name, Recorded.lookup(B)))
+        continue;
       if (auto Why = checkPair(*A, *B)) {
         missed(A->S.Call, "Region",
                Name + ": " + describe(*A) + " -> " + describe(*B) + " is not a clusterable region: " +
@@ -254,7 +300,9 @@ void ClusterPass::applyCluster(const PlanCluster &C) {
       FAM.invalidate(*F, PreservedAnalyses::none());
     }
   applyRegions(C, Name, Edges, Recorded);
-  if (!Tried && !Already)
+  if (!Only && !Across.empty())
+    inlineAcross(C, Name, Across, Matched);
+  if (!Tried && !Already && !Only)
     missed(Matched.front()->S.Call, "Region",
            Name + ": the cluster's calls matched here do not form one of its edges; left as it is");
 }

@@ -59,10 +59,20 @@ static unsigned run_plain(struct mc_call *calls, unsigned n)
 	return i;
 }
 
+/* errno as the wrappers leave it: the last failure's. */
+static long finish(const struct mc_call *calls, unsigned n, long stop)
+{
+	unsigned ran = stop < (long)n ? (unsigned)stop + 1 : n;
+
+	for (unsigned i = 0; i < ran; i++)
+		if (calls[i].result < 0)
+			errno = (int)-calls[i].result;
+	return stop;
+}
+
 long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
 {
 	long stop = -1;
-	unsigned i, ran;
 
 	if (!region_busy && !region_ctx && min_runs &&
 	    __atomic_add_fetch(runs, 1, __ATOMIC_RELAXED) < min_runs)
@@ -78,10 +88,17 @@ long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs,
 		if (stop < 0) /* refused before anything ran */
 			stop = run_plain(calls, n);
 	}
-	/* errno as the wrappers leave it: the last failure's. */
-	ran = stop < (long)n ? (unsigned)stop + 1 : n;
-	for (i = 0; i < ran; i++)
-		if (calls[i].result < 0)
-			errno = (int)-calls[i].result;
-	return stop;
+	return finish(calls, n, stop);
+}
+
+/* A region specialized on the value profile for one descriptor (seed 000
+ * §3.4): the multi-call when every call's descriptor is the first's, the
+ * calls as written (no context, no bookkeeping beyond this test) when
+ * they differ, where no fusion rule would merge them. */
+long __syscluster_run_one_fd(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
+{
+	for (unsigned i = 1; i < n; i++)
+		if (calls[i].ref[0] || calls[i].args[0] != calls[0].args[0])
+			return finish(calls, n, run_plain(calls, n));
+	return __syscluster_run(calls, n, min_runs, runs);
 }

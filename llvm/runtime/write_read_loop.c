@@ -21,6 +21,10 @@
  * many blocks left to read — an fstat and an lseek, nothing else, for a
  * short copy, a pipe or a socket.
  *
+ * A program that checks its writes (`if (write(out, buf, n) != n) err(...)`,
+ * or `< 0`) gets __syscluster_write_read_loop_checked: the loop stops at
+ * the write its check rejects and hands back what the handler may read.
+ *
  * The write is checked in the multi-call so that each failure comes back
  * here, where errno is set as it would have been and the loop resumes with
  * the read that followed it.  Without a context (no memory), or called again
@@ -37,10 +41,23 @@
 static __thread struct mc_ctx *loop_ctx;
 static __thread int loop_busy;
 
-static long plain_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs, long n)
+/* What the program does with the write's result (the plugin proved which):
+ * ignores it, calls a handler that does not return when it fails (`< 0`),
+ * or when it is not the count (`!= n`). */
+enum { CHECK_NONE, CHECK_FAILED, CHECK_FULL };
+
+/* The loop as the program wrote it.  A write its check rejects ends it:
+ * *wres gets libc's result and the write's count is returned (> 0). */
+static long plain_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs, long n, int check,
+		       long *wres)
 {
 	do {
-		(void)write(out, wbuf, (size_t)n);
+		long w = write(out, wbuf, (size_t)n);
+
+		if ((check != CHECK_NONE && w < 0) || (check == CHECK_FULL && w != n)) {
+			*wres = w;
+			return n;
+		}
 		n = read(in, rbuf, bs);
 	} while (n > 0);
 	return n;
@@ -63,8 +80,8 @@ static int long_copy_ahead(int in, size_t bs, unsigned long min_blocks)
 	return ok;
 }
 
-long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs,
-				  long n, unsigned long min_blocks)
+static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs, long n,
+			    unsigned long min_blocks, int check, long *wres)
 {
 	struct mc_call body[2];
 	const struct mc_loop loop = {1, MC_WHILE_GT, 0, ULONG_MAX};
@@ -72,27 +89,46 @@ long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf,
 	int r;
 
 	if (loop_busy)
-		return plain_loop(out, wbuf, in, rbuf, bs, n);
+		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 	/* min_blocks 0 (--assume-gain): the multi-call whatever the input. */
 	if (!loop_ctx && min_blocks && !long_copy_ahead(in, bs, min_blocks))
-		return plain_loop(out, wbuf, in, rbuf, bs, n);
+		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 	if (!loop_ctx && !(loop_ctx = mc_ctx_new(MC_BACKEND_AUTO)))
-		return plain_loop(out, wbuf, in, rbuf, bs, n);
+		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 	loop_busy = 1;
 	for (;;) {
 		mc_prep_write(&body[0], out, wbuf, 0);
 		mc_set_ref(&body[0], 2, 1); /* write's count is the previous read's result */
 		mc_set_check(&body[0]);
+		/* A checked loop stops at any write that is not whole: the read
+		 * then keeps that write's count (docs/MULTICALL.md), which the
+		 * program's handler may read. */
+		if (check != CHECK_NONE)
+			mc_set_check_full(&body[0]);
 		mc_prep_read(&body[1], in, rbuf, bs);
 		mc_set_check(&body[1]);
 		body[1].result = n;
 		r = mc_run_loop(loop_ctx, body, 2, &loop, &iterations);
 		if (r < 0) { /* refused before running anything */
 			loop_busy = 0;
-			return plain_loop(out, wbuf, in, rbuf, bs, n);
+			return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 		}
-		if (r == 0) { /* a write failed: the program's errno, then its next read */
-			errno = (int)-body[0].result;
+		if (r == 0) {
+			long w = body[0].result;
+
+			if (check != CHECK_NONE && (w < 0 || check == CHECK_FULL)) {
+				/* The program's check calls its handler: with errno as
+				 * the write left it, libc's result, the write's count. */
+				if (w < 0)
+					errno = (int)-w;
+				*wres = w < 0 ? -1 : w;
+				n = body[1].result;
+				break;
+			}
+			/* A failed write the program ignores, or a short one it
+			 * lets pass: its errno, then its next read. */
+			if (w < 0)
+				errno = (int)-w;
 			n = read(in, rbuf, bs);
 			if (n > 0)
 				continue;
@@ -107,4 +143,24 @@ long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf,
 	}
 	loop_busy = 0;
 	return n;
+}
+
+long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs,
+				  long n, unsigned long min_blocks)
+{
+	long w;
+
+	return write_read_loop(out, wbuf, in, rbuf, bs, n, min_blocks, CHECK_NONE, &w);
+}
+
+/* The copy loop whose write the program checks (full: `!= n`, else
+ * `< 0`) with a handler that does not return.  Returns the last read's
+ * result (<= 0) when the loop ends as the program's would, or the count
+ * of the write its check rejects (> 0), with libc's result of that write
+ * in *wres and errno as it left it: the program then runs its handler. */
+long __syscluster_write_read_loop_checked(int out, const void *wbuf, int in, void *rbuf, size_t bs,
+					  long n, unsigned long min_blocks, int full, long *wres)
+{
+	return write_read_loop(out, wbuf, in, rbuf, bs, n, min_blocks, full ? CHECK_FULL : CHECK_FAILED,
+			       wres);
 }

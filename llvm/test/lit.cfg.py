@@ -9,7 +9,7 @@ import lit.formats
 config.name = "syscluster-llvm"
 config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".c", ".ll"]
-config.excludes = ["calibration.json", "plan-fixtures.py"]
+config.excludes = ["calibration.json", "plan-fixtures.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(__file__), "..", "build", "test")
 

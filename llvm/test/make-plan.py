@@ -2,9 +2,12 @@
 """Write a plan (docs/PLAN_FORMAT.md) with one cluster for a lit test, from
 the test's own source: each line ending in `// sc: CALL [FUNCTION]` is a
 location of CALL (in FUNCTION, default --function), so the test states where
-its calls are once, next to them.  Each function gets its own cluster.
+its calls are once, next to them.  Each function gets its own cluster, or
+each group: `// sc: CALL FUNCTION @GROUP` puts locations of several
+functions (and of several SOURCEs: a helper's other translation unit) in
+one cluster.
 
-    make-plan.py SOURCE [--calls read,write] [--shape loop] [--function main]
+    make-plan.py SOURCE... [--calls read,write] [--shape loop] [--function main]
                  [--hash | --bad-hash] [--no-lines] [--count N] [--arg read.count=4096] > PLAN
 """
 import argparse
@@ -20,9 +23,37 @@ def fnv1a(text):
     return f"{h:016x}"
 
 
+def add_locations(a, source, by_function):
+    """The locations of SOURCE's markers, added to their cluster's list."""
+    with open(source) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"// sc: (\w+)(?: (\w+))?(?: @(\w+))?\s*$", line)
+            ir = re.search(r"^; line (\d+): // sc: (\w+)(?: (\w+))?\s*$", line)
+            group = None
+            if ir:  # hand-written IR: the line of the C it pretends to come from
+                n, m = int(ir.group(1)), None
+                call, fn = ir.group(2), ir.group(3)
+            elif m:
+                call, fn, group = m.group(1), m.group(2), m.group(3)
+            else:
+                continue
+            function = fn or a.function
+            loc = {"syscall": call, "module": "/recorded/prog", "offset": 4096 + n,
+                   "function": function, "count": a.count}
+            if not a.no_lines:
+                # Another checkout's path: matched by its suffix.
+                loc["file"] = "/elsewhere/checkout/llvm/test/" + source.rsplit("/", 1)[-1].replace(".ll", ".c")
+                loc["line"] = n
+            if a.hash:
+                loc["source_hash"] = fnv1a(line.strip(" \t\r\n\f\v"))
+            if a.bad_hash:
+                loc["source_hash"] = "0123456789abcdef"
+            by_function.setdefault(group or function, []).append(loc)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("source")
+    ap.add_argument("sources", nargs="+")
     ap.add_argument("--calls", default="read,write")
     ap.add_argument("--shape", default="loop")
     ap.add_argument("--function", default="main")
@@ -34,29 +65,8 @@ def main():
                     help="CALL.NAME=VALUE: the value profile's constant argument of CALL")
     a = ap.parse_args()
     by_function = {}
-    with open(a.source) as f:
-        for n, line in enumerate(f, 1):
-            m = re.search(r"// sc: (\w+)(?: (\w+))?\s*$", line)
-            ir = re.search(r"^; line (\d+): // sc: (\w+)(?: (\w+))?\s*$", line)
-            if ir:  # hand-written IR: the line of the C it pretends to come from
-                n, m = int(ir.group(1)), None
-                call, fn = ir.group(2), ir.group(3)
-            elif m:
-                call, fn = m.group(1), m.group(2)
-            else:
-                continue
-            function = fn or a.function
-            loc = {"syscall": call, "module": "/recorded/prog", "offset": 4096 + n,
-                   "function": function, "count": a.count}
-            if not a.no_lines:
-                # Another checkout's path: matched by its suffix.
-                loc["file"] = "/elsewhere/checkout/llvm/test/" + a.source.rsplit("/", 1)[-1].replace(".ll", ".c")
-                loc["line"] = n
-            if a.hash:
-                loc["source_hash"] = fnv1a(line.strip(" \t\r\n\f\v"))
-            if a.bad_hash:
-                loc["source_hash"] = "0123456789abcdef"
-            by_function.setdefault(function, []).append(loc)
+    for source in a.sources:
+        add_locations(a, source, by_function)
     calls = [{"syscall": c, "nr": {"read": 0, "write": 1}.get(c, -1), "results": {}, "args": {}}
              for c in a.calls.split(",")]
     for spec in a.arg:

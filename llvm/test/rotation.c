@@ -19,3 +19,26 @@ void copy(int in, int out)
 // O0: remark: plan cluster #1 (copy-offload): write at rotation.c:16 -> read at rotation.c:15 is not a clusterable region: dominance: write at rotation.c:16 does not dominate read at rotation.c:15 (read comes first on every path: in a loop not rotated, the next read is reached through the loop test; loop rotation (§3.3.3, clang -O1 and above) puts it after write)
 // O0-NOT: became one looped multi-call
 // O0-IR-NOT: __syscluster_write_read_loop
+
+// Near-identical and refused at -O2: the write is checked by a handler
+// that returns, an exit from the loop between the write and the next read,
+// so LLVM does not rotate the read after the write, and the checked loop
+// (CheckedLoop.cpp) needs a handler that does not return (§3.3.2).
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -S -emit-llvm %s -o %t.checked.ll 2>&1 | FileCheck %s --check-prefix=CHECKED
+// RUN: FileCheck %s --check-prefix=CHECKED-IR < %t.checked.ll
+int checked(int in, int out)
+{
+    char buf[4096];
+    long n;
+    while ((n = read(in, buf, sizeof buf)) > 0)  // sc: read checked
+        if (write(out, buf, n) != n)             // sc: write checked
+            return 1;
+    return 0;
+}
+// CHECKED: remark: plan cluster #2 (copy-offload): the loop of read at rotation.c:33 -> write at rotation.c:34 (its write checked) is left as it is: loop: the loop's exits are not one for the read's end and one for the write's check
+// CHECKED-NOT: became one looped multi-call
+// CHECKED-IR-LABEL: define {{.*}} @checked(
+// CHECKED-IR-NOT: __syscluster_write_read_loop
+// CHECKED-IR: call i64 @write(
+// CHECKED-IR-NOT: __syscluster_write_read_loop
+// CHECKED-IR: {{^}}}

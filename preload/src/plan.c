@@ -1,6 +1,7 @@
 /* Plans: the clusters `syscluster run --plan` applies at code locations
  * (docs/RUNTIME.md, "Plans").  The supervisor checks the plan and passes
- * the sites to apply in $SYSCLUSTER_PLAN (format: crates/supervisor/src/plan.rs);
+ * the sites to apply in $SYSCLUSTER_PLAN (the plan line format, read by
+ * plan_line.c; docs/PLAN_FORMAT.md);
  * here each site -- (module, file offset of a return address) -- becomes an
  * absolute return address, at start and whenever code is loaded or
  * unloaded, and the wrappers look their caller up in the sorted table.
@@ -16,6 +17,7 @@
 #include "rt.h"
 #include "sys.h"
 #include "formats.h"
+#include "plan_line.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -34,26 +36,22 @@
 #include <unistd.h>
 
 /* The supervisor keeps plans within these (data/formats.tsv). */
-#define MAX_MODULES SCL_PLAN_LINE_MAX_MODULES
 #define MAX_SITES SCL_PLAN_LINE_MAX_SITES
 
-struct plan_module {
-    const char *path;
-    uint8_t id[64]; /* the build-id, when the plan gives one */
-    int idlen;
-};
+/* A site's kind is its bit in the library's masks. */
+_Static_assert(SC_PK_WRITE == 1 << 0 && SC_PK_CLOCK == 1 << 1 && SC_PK_PID == 1 << 2 && SC_PK_TID == 1 << 3 &&
+                   SC_PK_SEEK == 1 << 4 && SC_PK_READ == 1 << 5 && SCL_PLAN_LINE_SITE_KIND_COUNT == 6,
+               "SC_PK_* follow plan_line_site_kind of data/formats.tsv");
 
-struct plan_site {
-    int kind; /* SC_PK_* */
-    int module;
-    uint64_t offset;
-    long nr;
-    size_t param;
-    int cluster;
-    const char *label;
+static struct sc_plan_lines plan; /* $SYSCLUSTER_PLAN, read once */
+static struct sc_plan_module *const modules = plan.modules;
+static struct sc_plan_site *const sites = plan.sites;
+
+/* What became of each site in this process. */
+static struct site_state {
     int resolved;
     _Atomic uint64_t calls, answered;
-};
+} state[MAX_SITES];
 
 struct plan_entry {
     uintptr_t addr;
@@ -65,11 +63,6 @@ struct plan_table {
     struct plan_entry e[];
 };
 
-static struct plan_module modules[MAX_MODULES];
-static int n_modules;
-static struct plan_site sites[MAX_SITES];
-static int n_sites;
-static size_t plan_buffer;
 static _Atomic(struct plan_table *) table;
 static _Atomic int publish_lock;
 static _Atomic uint64_t snapshots; /* tickets of resolutions, in loader order */
@@ -83,42 +76,8 @@ static int (*vdso_gettimeofday)(struct timeval *, void *);
 static int (*vdso_clock_gettime)(clockid_t, struct timespec *);
 static time_t (*vdso_time)(time_t *);
 
-static int kind_of(const char *k)
-{
-    static const struct {
-        const char *name;
-        int kind;
-    } kinds[] = {{"write", SC_PK_WRITE}, {"clock", SC_PK_CLOCK}, {"pid", SC_PK_PID},
-                 {"tid", SC_PK_TID},     {"seek", SC_PK_SEEK},   {"read", SC_PK_READ}};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(k, kinds[i].name) == 0)
-            return kinds[i].kind;
-    return 0;
-}
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Splits a line at tabs into at most n fields; the last takes the rest. */
-static int fields(char *line, char **f, int n)
-{
-    int k = 0;
-    while (k < n) {
-        f[k++] = line;
-        if (k == n)
-            break;
-        char *t = strchr(line, '\t');
-        if (!t)
-            break;
-        *t = 0;
-        line = t + 1;
-    }
-    return k;
-}
-
-/* Reads the plan the supervisor passed; returns the number of sites. */
+/* Reads the plan the supervisor passed; returns the number of sites.  A
+ * plan that is not valid as a whole applies nothing, and says why. */
 int sc_plan_parse(const char *text)
 {
     size_t len = strlen(text);
@@ -126,68 +85,28 @@ int sc_plan_parse(const char *text)
     if ((long)copy < 0 && (long)copy > -4096)
         return 0;
     memcpy(copy, text, len + 1);
-    char *save = NULL;
-    int dropped = 0; /* sites beyond the table, or of a module beyond it: said, not silent */
-    char *line = strtok_r(copy, "\n", &save);
-    if (!line || strcmp(line, SCL_PLAN_LINE_HEADER) != 0) {
-        sc_report("plan", "$SYSCLUSTER_PLAN is not a plan this runtime reads: nothing is applied");
+    char err[300];
+    if (sc_plan_lines_parse(copy, &plan, err, sizeof err) < 0) {
+        sc_report("plan", "$SYSCLUSTER_PLAN: %s: nothing is applied", err);
+        memset(&plan, 0, sizeof plan);
+        sc_sys2(SYS_munmap, (long)copy, (long)len + 1);
         return 0;
     }
-    while ((line = strtok_r(NULL, "\n", &save))) {
-        char *f[8];
-        int k = fields(line, f, 8);
-        if (k == 2 && strcmp(f[0], "buffer") == 0) {
-            plan_buffer = strtoull(f[1], NULL, 10);
-        } else if (k == 4 && strcmp(f[0], "module") == 0) {
-            int i = atoi(f[1]);
-            if (i < 0 || i >= MAX_MODULES)
-                continue;
-            modules[i].path = f[3];
-            modules[i].idlen = 0;
-            size_t n = strlen(f[2]);
-            if (strcmp(f[2], "-") != 0 && n % 2 == 0 && n / 2 <= sizeof modules[i].id) {
-                for (size_t j = 0; j < n / 2; j++) {
-                    int h = hexval(f[2][2 * j]), l = hexval(f[2][2 * j + 1]);
-                    if (h < 0 || l < 0)
-                        break;
-                    modules[i].id[j] = (uint8_t)(h << 4 | l);
-                    modules[i].idlen = (int)j + 1;
-                }
-            }
-            if (i >= n_modules)
-                n_modules = i + 1;
-        } else if (k == 8 && strcmp(f[0], "site") == 0 && n_sites == MAX_SITES) {
-            dropped++;
-        } else if (k == 8 && strcmp(f[0], "site") == 0) {
-            struct plan_site *s = &sites[n_sites];
-            s->kind = kind_of(f[1]);
-            s->module = atoi(f[2]);
-            s->offset = strtoull(f[3], NULL, 16);
-            s->nr = atol(f[4]);
-            s->param = strtoull(f[5], NULL, 10);
-            s->cluster = atoi(f[6]);
-            s->label = f[7];
-            if (s->kind && s->module >= 0 && s->module < MAX_MODULES)
-                n_sites++;
-            else
-                dropped++;
-        }
-    }
-    if (dropped)
+    if (plan.dropped) /* sites beyond the table: said, not silent */
         sc_report("plan", "the plan has %d sites this runtime cannot hold (at most %d, in %d modules): "
-                  "they are not applied", dropped, MAX_SITES, MAX_MODULES);
-    return n_sites;
+                  "they are not applied", plan.dropped, MAX_SITES, SCL_PLAN_LINE_MAX_MODULES);
+    return plan.n_sites;
 }
 
-size_t sc_plan_buffer(void) { return plan_buffer; }
+size_t sc_plan_buffer(void) { return plan.buffer; }
 
-int sc_plan_present(void) { return n_sites > 0; }
+int sc_plan_present(void) { return plan.n_sites > 0; }
 
 /* The largest size below which a planned write is deferred. */
 size_t sc_plan_max_threshold(void)
 {
     size_t m = 0;
-    for (int i = 0; i < n_sites; i++)
+    for (int i = 0; i < plan.n_sites; i++)
         if (sites[i].kind == SC_PK_WRITE && sites[i].param > m)
             m = sites[i].param;
     return m;
@@ -246,8 +165,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
         c->ticket = atomic_fetch_add(&snapshots, 1) + 1;
     const uint8_t *id = NULL;
     int idlen = build_id(info, &id);
-    for (int m = 0; m < n_modules; m++) {
-        struct plan_module *pm = &modules[m];
+    for (int m = 0; m < plan.n_modules; m++) {
+        struct sc_plan_module *pm = &modules[m];
         if (!pm->path)
             continue;
         /* A build-id names the very code; a path is all a module without one has. */
@@ -255,7 +174,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
                               : same_file(info->dlpi_name, pm->path, c);
         if (!match)
             continue;
-        for (int s = 0; s < n_sites && c->t->n < c->cap; s++) {
+        for (int s = 0; s < plan.n_sites && c->t->n < c->cap; s++) {
             if (sites[s].module != m)
                 continue;
             for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -266,7 +185,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
                     c->t->e[c->t->n].addr = info->dlpi_addr + ph->p_vaddr + (off - ph->p_offset);
                     c->t->e[c->t->n].site = s;
                     c->t->n++;
-                    sites[s].resolved = 1;
+                    state[s].resolved = 1;
                     break;
                 }
             }
@@ -288,9 +207,9 @@ static void set_kinds(int kinds)
  * it.  Old tables are never freed: a wrapper may still be reading one. */
 void sc_plan_resolve(void)
 {
-    if (!n_sites)
+    if (!plan.n_sites)
         return;
-    size_t bytes = sizeof(struct plan_table) + sizeof(struct plan_entry) * (size_t)n_sites * 4;
+    size_t bytes = sizeof(struct plan_table) + sizeof(struct plan_entry) * (size_t)plan.n_sites * 4;
     struct plan_table *t =
         (struct plan_table *)sc_sys6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if ((long)t < 0 && (long)t > -4096)
@@ -302,7 +221,7 @@ void sc_plan_resolve(void)
         return;
     }
     c->t = t;
-    c->cap = n_sites * 4;
+    c->cap = plan.n_sites * 4;
     /* No lock of ours is held across dl_iterate_phdr, which takes the
      * loader's (a constructor running under it may dlopen, and land here). */
     dl_iterate_phdr(visit, c);
@@ -368,16 +287,16 @@ static int find(uintptr_t ra, int kind, long nr)
             hi = mid;
     }
     for (; lo < t->n && t->e[lo].addr == ra; lo++) {
-        struct plan_site *s = &sites[t->e[lo].site];
+        struct sc_plan_site *s = &sites[t->e[lo].site];
         if (s->kind == kind && (!nr || s->nr == nr)) {
-            atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&state[t->e[lo].site].calls, 1, memory_order_relaxed);
             return t->e[lo].site;
         }
     }
     return -1;
 }
 
-static void answered(int site) { atomic_fetch_add_explicit(&sites[site].answered, 1, memory_order_relaxed); }
+static void answered(int site) { atomic_fetch_add_explicit(&state[site].answered, 1, memory_order_relaxed); }
 
 int sc_plan_site(const void *ra, int kind, long nr) { return find((uintptr_t)ra, kind, nr); }
 
@@ -571,7 +490,7 @@ static int tsc_mode;
  * the sites of what is loaded, and learn the main thread's stack. */
 void sc_plan_start(void)
 {
-    if (!n_sites)
+    if (!plan.n_sites)
         return;
     find_vdso();
     /* The vDSO reads the TSC: where reading it faults (PR_SET_TSC, set by
@@ -581,8 +500,8 @@ void sc_plan_start(void)
     sc_plan_resolve();
     if ((sc_attn() >> 32) & SC_PK_CLOCK)
         stack_known();
-    for (int i = 0; i < n_sites; i++)
-        if (sites[i].kind == SC_PK_CLOCK && sites[i].resolved && !vdso_gettimeofday) {
+    for (int i = 0; i < plan.n_sites; i++)
+        if (sites[i].kind == SC_PK_CLOCK && state[i].resolved && !vdso_gettimeofday) {
             sc_report("plan", "no vDSO clocks in this process: the plan's clock sites stay system calls");
             break;
         }
@@ -613,10 +532,10 @@ void sc_plan_report(void)
     static const char *what[] = {[SC_PK_WRITE] = "calls", [SC_PK_CLOCK] = "answered by the vDSO",
                                  [SC_PK_PID] = "answered from the cached pid", [SC_PK_TID] = "answered from the cached tid",
                                  [SC_PK_SEEK] = "kept as a pending offset", [SC_PK_READ] = "made as pread"};
-    for (int i = 0; i < n_sites; i++) {
-        struct plan_site *s = &sites[i];
-        uint64_t calls = atomic_load(&s->calls), ans = atomic_load(&s->answered);
-        if (!s->resolved)
+    for (int i = 0; i < plan.n_sites; i++) {
+        struct sc_plan_site *s = &sites[i];
+        uint64_t calls = atomic_load(&state[i].calls), ans = atomic_load(&state[i].answered);
+        if (!state[i].resolved)
             continue;
         if (s->kind == SC_PK_WRITE)
             sc_report("stats", "plan cluster #%d at %s: %llu writes (deferred or not, see deferred=)", s->cluster, s->label,

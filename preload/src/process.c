@@ -173,10 +173,12 @@ __attribute__((destructor(101))) static void sc_fini(void)
             deferred += G.slots[i].n_writes;
             slow += sc_slow_writes[i];
         }
-        sc_report("stats", "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu fast=%llu",
+        sc_report("stats",
+                  "deferred=%llu direct=%llu flushes=%llu fused=%llu lost_bytes=%llu fast=%llu scanned=%d "
+                  "scan_cached=%d",
                   (unsigned long long)deferred, (unsigned long long)G.c_direct,
                   (unsigned long long)G.c_flushes, (unsigned long long)G.c_fused, (unsigned long long)lost,
-                  (unsigned long long)(deferred - slow));
+                  (unsigned long long)(deferred - slow), sc_scan_scanned, sc_scan_cached);
         sc_plan_report();
     }
 }

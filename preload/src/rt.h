@@ -76,7 +76,7 @@ struct sc_slot {
     _Atomic int64_t call_pos, call_size;
     _Atomic int64_t first_ns; /* CLOCK_MONOTONIC ns of the buffer's first acknowledged byte */
     _Atomic int gerr;         /* > 0: the guardian's flush failed with this errno (for the program to report);
-                               * < 0: bytes held after the program's own flush failed (core.c, keep);
+                               * < 0: bytes held after the program's own flush failed (flush.c, sc_keep);
                                * the guardian leaves the slot while it is not 0 */
     uint64_t n_writes, n_flushes, n_bytes, n_lost;
 };
@@ -377,6 +377,7 @@ void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */
 int sc_scan_loaded(char *culprit, size_t len) SC_HIDDEN;
+extern int sc_scan_cached SC_HIDDEN, sc_scan_scanned SC_HIDDEN;
 
 /* x86len.c */
 long sc_x86_insn(const uint8_t *p, const uint8_t *end, long *opcode) SC_HIDDEN;

@@ -5,13 +5,15 @@
  * bytes of `syscall`, `sysenter` and `int $0x80`; each hit is confirmed by
  * decoding instructions from the start of the function that contains it
  * (from .eh_frame_hdr), so that the same bytes inside a longer instruction
- * do not count.
+ * do not count.  A verdict is kept per file (scancache.c), so a program
+ * started again reads it instead of decoding its libraries again.
  *
  * Static, setuid/setgid and file-capability executables: the loader does
  * not load LD_PRELOAD libraries into them at all (or not at all securely),
  * so they run unchanged; exec and posix_spawn report them. */
 #include "interposable.h"
 #include "rt.h"
+#include "scancache.h"
 #include "sys.h"
 
 #include <dlfcn.h>
@@ -265,7 +267,11 @@ struct scan_ctx {
     char *culprit;
     size_t len;
     int found;
+    struct sc_scancache cache;
 };
+
+/* Objects whose verdict came from the scan cache, and objects scanned (-v). */
+int sc_scan_cached, sc_scan_scanned;
 
 static int exempt(const char *name)
 {
@@ -280,6 +286,40 @@ static int exempt(const char *name)
 #endif
     return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "ld-linux", 8) == 0 ||
            strncmp(base, "linux-vdso", 10) == 0 || strncmp(base, "linux-gate", 10) == 0;
+}
+
+/* Does the object have raw system calls in its executable segments? */
+static int scan_object(const struct dl_phdr_info *info, const uint8_t *hdr)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
+            continue;
+        if (scan_segment((const uint8_t *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, hdr))
+            return 1;
+    }
+    return 0;
+}
+
+/* The verdict on one object: from the scan cache (scancache.c) if it holds
+ * one for exactly these bytes, else scanned, and kept if the file did not
+ * change during the scan. */
+static int judge(struct scan_ctx *c, const struct dl_phdr_info *info, const uint8_t *hdr)
+{
+    struct sc_scan_key k, after;
+    int keyed = sc_scancache_key(&c->cache, info, &k);
+    if (keyed) {
+        int v = sc_scancache_get(&c->cache, &k);
+        if (v >= 0) {
+            sc_scan_cached++;
+            return v;
+        }
+    }
+    int v = scan_object(info, hdr);
+    sc_scan_scanned++;
+    if (keyed && sc_scancache_key(&c->cache, info, &after) && memcmp(&k, &after, sizeof k) == 0)
+        sc_scancache_put(&c->cache, &k, v);
+    return v;
 }
 
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
@@ -304,22 +344,17 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!has_text)
         return 0; /* the vDSO and friends without a name have none of interest */
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R))
-            continue;
-        if (scan_segment((const uint8_t *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, hdr)) {
-            const char *name = info->dlpi_name;
-            char exe[256];
-            if (!name[0]) {
-                long n = sc_sys4(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)exe, sizeof exe - 1);
-                exe[n > 0 ? n : 0] = 0;
-                name = n > 0 ? exe : "the program";
-            }
-            snprintf(c->culprit, c->len, "%s", name);
-            c->found = 1;
-            return 1;
+    if (judge(c, info, hdr)) {
+        const char *name = info->dlpi_name;
+        char exe[256];
+        if (!name[0]) {
+            long n = sc_sys4(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)exe, sizeof exe - 1);
+            exe[n > 0 ? n : 0] = 0;
+            name = n > 0 ? exe : "the program";
         }
+        snprintf(c->culprit, c->len, "%s", name);
+        c->found = 1;
+        return 1;
     }
     return 0;
 }
@@ -327,11 +362,13 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 int sc_scan_loaded(char *culprit, size_t len)
 {
     Dl_info self;
-    struct scan_ctx c = {0, culprit, len, 0};
+    struct scan_ctx c = {0, culprit, len, 0, SC_SCANCACHE_INIT};
     if (dladdr((void *)sc_scan_loaded, &self))
         c.self = (uintptr_t)self.dli_fbase;
     sc_spin_lock(&scan_lock);
+    sc_scancache_begin(&c.cache, (const void *)c.self);
     dl_iterate_phdr(visit, &c);
+    sc_scancache_end(&c.cache);
     sc_spin_unlock(&scan_lock);
     return c.found;
 }

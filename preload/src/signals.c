@@ -65,13 +65,6 @@ static void requeue(int sig, siginfo_t *si)
     sc_sys4(SYS_rt_tgsigqueueinfo, G.pid, sc_gettid(), sig, (long)si);
 }
 
-void sc_release_deferred(void)
-{
-    uint64_t m = sc_tls.deferred_mask;
-    sc_tls.deferred_mask = 0;
-    sc_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8);
-}
-
 static void trampoline(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;

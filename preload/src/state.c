@@ -2,7 +2,7 @@
  * deferred writes and the fd table (struct sc_global, rt.h), their locks,
  * the errors deferred writes leave on an fd, and an fd's file identity.
  * Every other file of the library builds on this one; it calls none of
- * them (but report.c). */
+ * them but report.c (the state itself is defined in global.c). */
 #include "rt.h"
 #include "sys.h"
 
@@ -10,12 +10,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
-
-/* Slots live in the region shared with the guardian once it exists
- * (guardian.c); before, nothing is bound and they are these. */
-static struct sc_slot sc_slots0[SC_NSLOTS];
-struct sc_global sc_g = {.slots = sc_slots0};
-__thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec")));
 
 /* ---- locks ------------------------------------------------------------ */
 

@@ -5,7 +5,7 @@
  * site), the write as large as that size or larger, or what the
  * descriptor is (pipe, terminal or device, socket, a regular file that
  * cannot be deferred).  At exit a process that deferred nothing says why
- * in one "stats" line, before the counters of sc_fini (core.c). */
+ * in one "stats" line, before the counters of sc_fini (process.c). */
 #include "rt.h"
 #include "sys.h"
 

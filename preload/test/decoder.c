@@ -2,7 +2,7 @@
  * way objdump does.
  *   decoder FILE          prints the offset of every instruction start
  *   decoder FILE count    prints the number of syscall instructions
- * run.sh compares both with objdump on several binaries. */
+ * test/decoder.test.sh compares both with objdump on several binaries. */
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>

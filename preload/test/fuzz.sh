@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The differential fuzzer's driver: runs preload/test/fuzz.c for each seed
 # plain and under the runtime (LD_PRELOAD with SYSCLUSTER_COALESCE, as
-# run.sh does) and compares the output and every file byte for byte.
+# fuzz.test.sh does) and compares the output and every file byte for byte.
 #   fuzz.sh LIB FUZZBIN FIRST_SEED COUNT [OPS]
 # Prints one line per seed that differs (and the first difference), then a
 # summary; exits 1 if any seed differed, 2 on bad arguments.

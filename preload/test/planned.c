@@ -11,7 +11,7 @@
  *   planned seekkill FILE   a child's pending offset outlives its SIGKILL
  *   planned dlopen          a site in a library loaded (twice) with dlopen
  * Each check prints "ok ..." or "FAIL ..."; exit 0 when all pass.  The
- * checks hold for the plain program too: run.sh runs both, and reads the
+ * checks hold for the plain program too: plan.test.sh runs both, and reads the
  * runtime's -v report to see that the plan was applied. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -200,6 +200,10 @@ static int find_offset(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* Where site lines go: spec() prints them after every module line, as the
+ * supervisor does (the plan line format wants modules, then sites). */
+static FILE *site_out;
+
 static void site_line_in(int module, const char *kind, long nr, long param, int cluster, const char *label)
 {
     struct where w = {(uintptr_t)probe_ra, 0, 0, ""};
@@ -208,7 +212,7 @@ static void site_line_in(int module, const char *kind, long nr, long param, int 
         fprintf(stderr, "planned: cannot place %s\n", label);
         exit(2);
     }
-    printf("site\t%s\t%d\t%lx\t%ld\t%ld\t%d\t%s\n", kind, module, (unsigned long)w.offset, nr, param, cluster, label);
+    fprintf(site_out, "site\t%s\t%d\t%lx\t%ld\t%ld\t%d\t%s\n", kind, module, (unsigned long)w.offset, nr, param, cluster, label);
 }
 
 static void site_line(const char *kind, long nr, long param, int cluster, const char *label)
@@ -241,6 +245,11 @@ static int spec(void)
     exe[n > 0 ? n : 0] = 0;
     dl_iterate_phdr(find_offset, &w);
     printf("syscluster-plan/1\nbuffer\t65536\nmodule\t0\t%s\t%s\n", w.id[0] ? w.id : "-", exe);
+    char *sites = NULL;
+    size_t sites_len = 0;
+    site_out = open_memstream(&sites, &sites_len);
+    if (!site_out)
+        return 2;
     sys = probe_sys;
     site_gtod(&tv, NULL);
     site_line("clock", SYS_gettimeofday, 0, 1, "gtod");
@@ -279,6 +288,9 @@ static int spec(void)
         return 2;
     printf("module\t1\t%s\t%s\n", p.id[0] ? p.id : "-", real);
     site_line_in(1, "clock", SYS_gettimeofday, 0, 9, "plugin-gtod");
+    fclose(site_out);
+    fwrite(sites, 1, sites_len, stdout);
+    free(sites);
     return 0;
 }
 

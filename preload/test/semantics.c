@@ -561,8 +561,12 @@ int main(int argc, char **argv)
         return end_by(argv[3]);
     if (argc == 4 && !strcmp(argv[2], "interleave"))
         return interleave(atol(argv[3]));
-    if (argc == 4 && !strcmp(argv[2], "futex"))
-        return futex_rounds(atol(argv[3])) != 0;
+    if (argc == 4 && !strcmp(argv[2], "futex")) {
+        if (futex_rounds(atol(argv[3])) != 0)
+            return 1;
+        printf("ok futex: %ld rounds\n", atol(argv[3]));
+        return 0;
+    }
     if (argc == 4 && (!strcmp(argv[2], "forks") || !strcmp(argv[2], "_Forks")))
         return forks_while_writing(atol(argv[3]), argv[2][0] == '_');
     if (argc == 4 && !strcmp(argv[2], "observed"))

@@ -14,11 +14,13 @@
 #  4. compiles and runs a program against libmulticall found through the
 #     installed pkg-config file, shared (soname resolved) and static;
 #  5. uninstalls both and checks nothing is left.
-# Hiding the tree needs root (unshare, mount): under CI (CI=true) it must
-# run; elsewhere, without root, step 2 runs with the tree visible and says so.
+# Hiding the tree needs root (unshare, mount): where tmpfs is required
+# (CI=true, or SYSCLUSTER_REQUIRE: tests/lib/require.sh) it must run;
+# elsewhere, without root, step 2 runs with the tree visible and says so.
 #   PROFILE=release tests/install/run.sh
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib/require.sh"
 PROFILE=${PROFILE:-release}
 MAKE=${MAKE:-make}
 W=$(mktemp -d /tmp/sc-install.XXXXXX)
@@ -109,8 +111,8 @@ EOF
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
   unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m hidden "$3" && exec bash "$4" "$1" "$2" "$3"' \
     _ "$P" "$W" "$ROOT" "$W/installed.sh" || fail "the installed copy, the source tree hidden"
-elif [ "${CI:-}" = true ]; then
-  fail "hiding the source tree needs root and unshare (CI requires it)"
+elif [ "${CI:-}" = true ] || t_required tmpfs; then
+  fail "hiding the source tree needs root and unshare (tmpfs is required here: SYSCLUSTER_REQUIRE or CI)"
 else
   say "not root: the installed copy runs with the source tree visible"
   bash "$W/installed.sh" "$P" "$W" "" || fail "the installed copy"

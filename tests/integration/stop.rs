@@ -73,6 +73,58 @@ fn interrupted_recording_writes_a_complete_profile() {
     }
 }
 
+/// Whether process `pid` catches `sig` and has no child yet: the recorder
+/// getting ready (loading its BPF programs), before it starts the command.
+fn catching_before_the_command(pid: u32, sig: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let caught = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (sig - 1)) != 0);
+    let tasks =
+        std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.flatten().collect::<Vec<_>>()).unwrap_or_default();
+    let children =
+        tasks.iter().any(|t| !std::fs::read_to_string(t.path().join("children")).unwrap_or_default().trim().is_empty());
+    caught && !children
+}
+
+/// A signal while the recorder gets ready (BPF programs take seconds to
+/// load on a busy machine) used to kill it silently: no profile, no word.
+/// It now stops the recording before the command starts, says so in one
+/// line and exits 128 + the signal.
+#[test]
+fn interrupted_while_getting_ready_the_command_is_not_started() {
+    assert!(is_root(), "BPF needs root");
+    let d = tmp();
+    for (sig, name) in [(libc::SIGINT, "INT"), (libc::SIGTERM, "TERM")] {
+        let out = d.path().join(format!("{name}.json"));
+        let ran = d.path().join(format!("{name}.ran"));
+        let script = format!("touch {}; exec sleep 60", ran.display());
+        let c = start(&out, &["--backend", "bpf"], &["sh", "-c", &script]);
+        let t = Instant::now();
+        while !catching_before_the_command(c.id(), sig) {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "SIG{name}: the recorder never caught it before starting the command"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        signal(&c, sig);
+        let (code, err) = finish(c, name);
+        assert_eq!(code, Some(128 + sig), "SIG{name}: an exit, not a death by the signal: {err}");
+        if out.exists() {
+            // The command was released in the instant between the look
+            // and the signal: then it was recorded, as any interruption.
+            assert!(Profile::load(&out).is_ok(), "SIG{name}: {err}");
+        } else {
+            assert!(!ran.exists(), "SIG{name}: the command ran");
+            assert_eq!(err.lines().count(), 1, "SIG{name}: {err}");
+            assert!(err.contains("the command was not started, nothing was recorded"), "SIG{name}: {err}");
+        }
+    }
+}
+
 #[test]
 fn command_ignoring_the_signal_is_recorded_to_its_end() {
     let d = tmp();

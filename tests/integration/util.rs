@@ -128,6 +128,16 @@ pub fn random_file(path: &Path, len: usize) {
     std::fs::write(path, data).expect("write input file");
 }
 
+/// A capability the test needs is missing here: it skips, saying so, or
+/// fails where the capability is required -- named in SYSCLUSTER_REQUIRE
+/// (comma-separated) or CI=true, where every capability is.  The
+/// convention of the C and shell tests (tests/lib/require.h, require.sh).
+pub fn need(cap: &str, why: &str) {
+    let listed = std::env::var("SYSCLUSTER_REQUIRE").is_ok_and(|l| l.split(',').any(|c| c == cap));
+    assert!(!listed && std::env::var("CI").as_deref() != Ok("true"), "{cap} required: {why}");
+    eprintln!("SKIP {cap}: {why}");
+}
+
 /// Whether the tests run as root: where they do (CI), what needs root or
 /// BPF must run, and a failure to set it up fails the test.
 pub fn is_root() -> bool {

@@ -2,14 +2,23 @@
  * replacement of the loop could get wrong, printed: the last read's result,
  * errno, both file offsets and a checksum of the buffer the reads left.
  * tests/plugin/run.sh builds it with clang alone and with `syscluster cc`
- * and compares the two under faults. */
+ * and compares the two under faults.  With SC_ALARM=S in the environment
+ * it first sets a SIGALRM handler without SA_RESTART and alarm(S), so that
+ * a read blocked on an empty pipe fails with EINTR, a real signal's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define N 4096
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
 
 int main(int argc, char *argv[])
 {
@@ -24,6 +33,13 @@ int main(int argc, char *argv[])
     inp = open(argv[1], O_RDONLY);
     out = creat(argv[2], 0666);
     memset(buff, 'x', N);
+    if (getenv("SC_ALARM")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm; /* no SA_RESTART: the blocked read fails */
+        sigaction(SIGALRM, &sa, NULL);
+        alarm((unsigned)atoi(getenv("SC_ALARM")));
+    }
     errno = 0;
 
     while ((n = read(inp, &buff, N)) > 0) {

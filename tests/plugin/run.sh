@@ -9,17 +9,21 @@
 # clang-19 alone and by `syscluster cc` with a plan recorded from a real run
 # must give the same stdout, stderr, exit status and files in every case below — sizes around the block size,
 # a missing input, an unwritable output, a short-writing file size limit,
-# a pipe reader that goes away, a pipe as input, a full tmpfs (ENOSPC) —
+# a pipe reader that goes away, a pipe as input, a full tmpfs (ENOSPC),
+# and faults injected by `syscluster verify --inject` (ENOSPC, EIO, EINTR,
+# EFAULT, EBADF, ESPIPE, short reads and writes, early and late) —
 # and the plugin-built program must cross into the kernel fewer times.
 # copy.c is built as for this host (the calibration decides: a short copy or
 # a pipe runs the loop as written, a long copy between files is one looped
 # multi-call), copy_report.c with --assume-gain (every case through
 # libmulticall, as on a host with the kernel module).
 # Needs root for the tmpfs case: as root (CI) it must run; elsewhere it is
-# skipped with a message unless CI is set, where that is a failure.
+# skipped with a message unless tmpfs is required (SYSCLUSTER_REQUIRE, or
+# CI set: tests/lib/require.sh), where that is a failure.
 #   tests/plugin/run.sh        (after make build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib/require.sh"
 BIN=${BIN:-$ROOT/target/release/syscluster}
 CLANG=${SYSCLUSTER_CLANG:-clang-19}
 T=$(mktemp -d /tmp/sc-plugin.XXXXXX)
@@ -95,7 +99,8 @@ check() {
   for size in 0 1 4095 4096 4097 81920 947200; do
     verify "size-$size" --no-count -- "$PWD/copy_plain" "$T/in.$size" out ::: "$PWD/copy_sc" "$T/in.$size" out
   done
-  for fault in write:ENOSPC@3 write:EIO@1 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+  for fault in write:ENOSPC@3 write:EIO@1 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7 \
+               read:EINTR@6 read:EFAULT@3 write:EFAULT@4; do
     verify "$fault" --inject "$fault" -- "$PWD/copy_plain" "$T/in.81920" out ::: "$PWD/copy_sc" "$T/in.81920" out
   done
   run missing-input '$PROG /nonexistent out'
@@ -110,15 +115,22 @@ check() {
   run epipe "trap '' PIPE; \$PROG $T/in.947200 /dev/stdout | head -c 10000 | od | tail -2; echo \${PIPESTATUS[0]}"
   # A pipe as input: reads shorter than the block.
   run pipe-input "cat $T/in.947200 | \$PROG /dev/stdin out; cmp $T/in.947200 out"
+  if [ "$name" = copy_report ]; then
+    # EINTR from a real signal: the read blocks on a pipe that stays empty
+    # (sleep holds it open), SIGALRM's handler (no SA_RESTART) interrupts
+    # it after 1 s: the loop ends on -1, errno EINTR, in both.
+    run eintr-signal "sleep 3 | SC_ALARM=1 \$PROG /dev/stdin out; echo status \$?"
+    grep -q "^n=-1 errno=4 " sc.eintr-signal/stdout || fail "$name: eintr-signal: the read was not interrupted: $(cat sc.eintr-signal/stdout)"
+  fi
   # ENOSPC: a 256 KiB tmpfs, in a private mount namespace.
   if [ "$(id -u)" -eq 0 ]; then
     verify enospc-fs-limit --no-count --fs-limit 256K -- "$PWD/copy_plain" "$T/in.947200" out ::: "$PWD/copy_sc" "$T/in.947200" out
     run enospc "unshare -m bash -c 'mkdir -p full && mount -t tmpfs -o size=256k sc full && \$PROG $T/in.947200 full/out; echo status \$?; ls -l full/out | cut -d\" \" -f5; cmp -n 262144 $T/in.947200 full/out && echo prefix same'"
     grep -q "prefix same" sc.enospc/stdout || fail "$name: enospc: the tmpfs case did not run: $(cat sc.enospc/stderr)"
-  elif [ -n "${CI:-}" ]; then
-    fail "ENOSPC needs root (a tmpfs mount) and CI is set"
+  elif [ -n "${CI:-}" ] || t_required tmpfs; then
+    fail "ENOSPC needs root (a tmpfs mount), and tmpfs is required here (SYSCLUSTER_REQUIRE or CI)"
   else
-    echo "plugin test: SKIP enospc: needs root for a tmpfs mount"
+    echo "plugin test: SKIP tmpfs: enospc needs root for a tmpfs mount"
   fi
   # Same bytes and fewer crossings (counted as syscluster stat does).
   verify size-2390753 -- "$PWD/copy_plain" "$T/in.2390753" out ::: "$PWD/copy_sc" "$T/in.2390753" out
@@ -178,7 +190,8 @@ check_region() {
     # Faults early (the sc build's first 500 runs are its calls as written;
     # the assume build is in the multi-call from the first) and late.
     for fault in write:ENOSPC@3 write:EIO@4 read:EIO@6 lseek:ESPIPE@5 lseek:EBADF@1 write:EINTR@9 write:short@4 \
-                 read:short=50@7 write:EIO@1500 write:ENOSPC@1999 write:short@1501; do
+                 read:short=50@7 write:EIO@1500 write:ENOSPC@1999 write:short@1501 \
+                 read:EINTR@12 read:EFAULT@8 write:EFAULT@10 write:EFAULT@1600; do
       verify "region-$v-$fault" --inject "$fault" -- "$PWD/plain/region_report" "$PWD/in" out 1000 ::: \
         "$PWD/$v/region_report" "$PWD/in" out 1000
     done
@@ -186,6 +199,9 @@ check_region() {
   # A fault must have taken the handler (err's exit status), not ended the run.
   grep -q '^  exit  *5  *5$' region-assume-write:ENOSPC@3.verify || fail "region: write:ENOSPC@3 did not exit 5 in both"
   grep -q '^  exit  *3  *3$' region-assume-lseek:ESPIPE@5.verify || fail "region: lseek:ESPIPE@5 did not exit 3 in both"
+  # EFAULT (a bad buffer, as the kernel reports it) is an error like another: err(3)'s status and message.
+  grep -q '^  exit  *4  *4$' region-assume-read:EFAULT@8.verify || fail "region: read:EFAULT@8 did not exit 4 in both"
+  grep -q '^  exit  *6  *6$' region-assume-write:EFAULT@10.verify || fail "region: write:EFAULT@10 (a record's write) did not exit 6 in both"
   cd "$T"
 }
 check_region
@@ -227,7 +243,8 @@ check_full() {
   for v in sc assume; do
     verify "full-$v" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: "$PWD/$v/full" "$PWD/in" out 1000
     for fault in write:short@4 write:short@3 write:ENOSPC@5 read:short=50@7 read:short=5@9 write:short@1501 \
-                 write:short@1502 write:EIO@1998 lseek:EBADF@700; do
+                 write:short@1502 write:EIO@1998 lseek:EBADF@700 \
+                 read:EINTR@8 write:EFAULT@1503; do
       verify "full-$v-$fault" --inject "$fault" -- "$PWD/plain/full" "$PWD/in" out 1000 ::: \
         "$PWD/$v/full" "$PWD/in" out 1000
     done
@@ -254,7 +271,7 @@ check_spec() {
     fail "spec: the loop was not specialized: $(grep -h -A4 'Name:.*Clustered\|NotReplaced' remarks/*.opt.yaml)"
   for bs in 4096 1000 4095; do
     verify "spec-$bs" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: "$PWD/assume/spec" "$PWD/in" out $bs
-    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6; do
+    for fault in read:EIO@5 write:ENOSPC@3 write:short@2 read:short=100@4 write:EINTR@6 read:EFAULT@3; do
       verify "spec-$bs-$fault" --inject "$fault" -- "$PWD/plain/spec" "$PWD/in" out $bs ::: \
         "$PWD/assume/spec" "$PWD/in" out $bs
     done
@@ -270,6 +287,254 @@ check_spec() {
   cd "$T"
 }
 check_spec
+
+# Never a wrong program (Must 8), on the corpus programs the pass does not
+# replace: each is recorded, advised, and compiled with its own plan (for
+# this host and with --assume-gain); the plan has a cluster, the pass
+# examines it and refuses it with a remark, and the object file is byte for
+# byte clang's (the same program, so the same output, files and status).
+# copy.c is the corpus program the pass replaces (check, above).
+check_left() {
+  local name args src v n
+  mkdir -p "$T/left" && cd "$T/left"
+  head -c 300000 /dev/urandom > in
+  while read -r name args; do
+    src=$ROOT/tests/corpus/$name.c
+    "$CLANG" -O2 -g "$src" -o "$name"
+    # shellcheck disable=SC2086
+    "$BIN" record -q -o "$name.json" -- "./$name" $args > /dev/null
+    "$BIN" advise -q "$name.json" --plan-out "$name.plan" > /dev/null
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' "$name.plan")
+    [ "$n" -gt 0 ] || fail "left: $name: the plan has no cluster"
+    "$CLANG" -O2 -g -c "$src" -o "$name.clang.o"
+    for v in host assume; do
+      rm -rf "remarks-$name-$v"
+      "$BIN" cc --plan "$name.plan" --remarks "remarks-$name-$v" $([ $v = host ] || echo --assume-gain) \
+        -O2 -g -c "$src" -o "$name.$v.o"
+      grep -q '^--- !Missed' "remarks-$name-$v"/*.opt.yaml || fail "left: $name ($v): no remark says why nothing was done"
+      ! grep -q 'Name:.*Clustered' "remarks-$name-$v"/*.opt.yaml || fail "left: $name ($v): a region was replaced; check it as copy.c is"
+      cmp -s "$name.clang.o" "$name.$v.o" || fail "left: $name ($v): the pass refused every region but changed the object"
+    done
+    echo "plugin test: left: $name ($n clusters): refused with remarks, the same object as clang's"
+  done <<'LIST'
+copy_block in out 4096
+seekread in 500
+selecttime 2000
+write8 out 1000
+reopen conf 200
+redundant in 1000 lseek
+rawclock 1000
+LIST
+  cd "$T"
+}
+check_left
+
+# Value specialization of a straight-line region (§3.4): spec_fd.c writes
+# a header to LOG and a body to OUT, one descriptor when LOG is "-" (the
+# recorded run), which the code cannot prove; the value profile (`args.fd`)
+# makes the two writes one writev region behind the runtime's guard. Both
+# sides of the guard (one descriptor; two files) are compared, with faults.
+check_spec_fd() {
+  local fault v
+  mkdir -p "$T/specfd"
+  build_recorded specfd "$ROOT/tests/plugin/spec_fd.c" "$T/specfd/rec" - 1000
+  for v in remarks remarks-sc; do
+    grep -q 'specialized (§3.4) for one descriptor' $v/*.opt.yaml ||
+      fail "specfd: the region was not specialized ($v): $(grep -h -A4 'Name:.*NotReplaced\|NoGain' $v/*.opt.yaml)"
+  done
+  grep -q __syscluster_run_one_fd <(nm sc/specfd) || fail "specfd: sc/specfd has no guarded multi-call"
+  for v in sc assume; do
+    verify "specfd-$v-one" -- "$PWD/plain/specfd" out - 1000 ::: "$PWD/$v/specfd" out - 1000
+    verify "specfd-$v-two" -- "$PWD/plain/specfd" out log 1000 ::: "$PWD/$v/specfd" out log 1000
+    for fault in write:ENOSPC@3 write:short@4 write:EIO@1600 write:short@1601; do
+      verify "specfd-$v-one-$fault" --inject "$fault" -- "$PWD/plain/specfd" out - 1000 ::: \
+        "$PWD/$v/specfd" out - 1000
+      verify "specfd-$v-two-$fault" --inject "$fault" -- "$PWD/plain/specfd" out log 1000 ::: \
+        "$PWD/$v/specfd" out log 1000
+    done
+    grep -q '^  exit  *1  *1$' "specfd-$v-one-write:short@1601.verify" ||
+      fail "specfd: $v: write:short@1601 did not take the handler in both"
+  done
+  read -r before after < <(grep '^  crossings' specfd-sc-one.verify | awk '{print $2, $3}')
+  echo "plugin test: specfd: crossings, one descriptor: $before (clang) -> $after (syscluster cc)"
+  read -r before after < <(grep '^  crossings' specfd-sc-two.verify | awk '{print $2, $3}')
+  echo "plugin test: specfd: crossings, two files: $before (clang) -> $after (syscluster cc)"
+  cd "$T"
+}
+check_spec_fd
+
+# Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
+# writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the
+# program's own noreturn function, which prints the write's result, n,
+# errno and a checksum of the buffer (3); the read is checked after the
+# loop. Each becomes the looped multi-call with its write checked, which
+# must stop exactly where the program calls its handler: the same message,
+# exit status, bytes written and buffer — under injected faults (ENOSPC,
+# EIO, EBADF, EFAULT, EINTR, short writes and reads), ENOSPC on a small
+# tmpfs, short writes into a full non-blocking pipe, and a blocked pipe
+# write interrupted by SIGALRM; and fewer crossings between files.
+check_checked() {
+  local c fault v before after
+  mkdir -p "$T/checked"
+  for size in 0 1 6000 6001; do head -c $size /dev/urandom > "$T/checked/in.$size"; done
+  for c in 1 2 3; do
+    # Blocks of 6000 B save less than 4 KiB ones: the 399 of 2.28 MiB pay
+    # for the first context on the lit calibration's host (262 do).
+    build_recorded "checked$c" "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=$c
+    for v in remarks remarks-sc; do
+      grep -q 'its write checked) became one looped multi-call' $v/*.opt.yaml ||
+        fail "checked$c: the loop was not replaced ($v): $(grep -h -A4 'Name:.*NotReplaced\|NoGain' $v/*.opt.yaml)"
+    done
+    grep -q __syscluster_write_read_loop_checked <(nm assume/checked$c) || fail "checked$c: no checked loop call"
+    for size in 0 1 6000 6001; do
+      verify "size-$size" --no-count -- "$PWD/plain/checked$c" "$T/checked/in.$size" out ::: \
+        "$PWD/assume/checked$c" "$T/checked/in.$size" out
+    done
+    for fault in write:ENOSPC@3 write:EIO@1 write:EBADF@2 write:EFAULT@4 write:EINTR@5 write:short@2 \
+                 read:EIO@5 read:EINTR@3 read:short=100@4 read:EFAULT@2; do
+      verify "assume-$fault" --inject "$fault" -- "$PWD/plain/checked$c" "$T/in.947200" out ::: \
+        "$PWD/assume/checked$c" "$T/in.947200" out
+    done
+    for fault in write:ENOSPC@60 write:short@100; do
+      verify "sc-$fault" --inject "$fault" -- "$PWD/plain/checked$c" "$T/in.2390753" out ::: \
+        "$PWD/sc/checked$c" "$T/in.2390753" out
+    done
+    # The handler ran (its exit status) where the check rejects the write:
+    # a short write is rejected by != n and < n, not by < 0.
+    local short_exit=(0 1 0 5) fail_exit=(0 1 4 5)
+    grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" assume-write:short@2.verify ||
+      fail "checked$c: write:short@2 did not exit ${short_exit[$c]} in both: $(cat assume-write:short@2.verify)"
+    grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" assume-write:ENOSPC@3.verify ||
+      fail "checked$c: write:ENOSPC@3 did not exit ${fail_exit[$c]} in both"
+    grep -q "^  exit  *2  *2\$" assume-read:EIO@5.verify || fail "checked$c: read:EIO@5 did not exit 2 in both"
+    grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" sc-write:short@100.verify ||
+      fail "checked$c: sc: write:short@100 did not exit ${short_exit[$c]} in both"
+    ln -sf plain/checked$c copy_plain
+    ln -sf assume/checked$c copy_sc
+    # A full non-blocking pipe (64 KiB, nobody reading yet): a write of
+    # 6000 B gets what is left (short), or EAGAIN.
+    run nonblock-pipe "NONBLOCK=1 \$PROG $T/in.947200 /dev/stdout | (sleep 0.3; wc -c); echo \${PIPESTATUS[0]}"
+    # SIGALRM (no SA_RESTART) interrupts the write blocked on the full pipe:
+    # it returns what it wrote; the reader drains the pipe a second later.
+    run alarm-pipe "ALARM=200 \$PROG $T/in.947200 /dev/stdout | (sleep 1; wc -c); echo \${PIPESTATUS[0]}"
+    if [ "$(id -u)" -eq 0 ]; then
+      verify enospc --no-count --fs-limit 256K -- "$PWD/plain/checked$c" "$T/in.947200" out ::: \
+        "$PWD/assume/checked$c" "$T/in.947200" out
+      grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" enospc.verify ||
+        fail "checked$c: ENOSPC on a full tmpfs did not exit ${fail_exit[$c]} in both: $(cat enospc.verify)"
+    elif [ -n "${CI:-}" ] || t_required tmpfs; then
+      fail "ENOSPC needs root (a tmpfs mount), and tmpfs is required here (SYSCLUSTER_REQUIRE or CI)"
+    else
+      echo "plugin test: SKIP tmpfs: checked$c enospc needs root for a tmpfs mount"
+    fi
+    verify crossings -- "$PWD/plain/checked$c" "$T/in.2390753" out ::: "$PWD/sc/checked$c" "$T/in.2390753" out
+    read -r before after < <(grep '^  crossings' crossings.verify | awk '{print $2, $3}')
+    echo "plugin test: checked$c: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+    [ "$after" -lt "$before" ] || fail "checked$c: no fewer crossings ($before -> $after)"
+  done
+  # A variable block size (-DVARBS: BS from the environment), recorded at
+  # 6000: specialized for it (§3.4), the loop as written for any other.
+  mkdir -p "$T/checkedvar" && cd "$T/checkedvar" && mkdir -p empty
+  build_recorded checkedvar "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=3 -DVARBS
+  grep -q 'its write checked) became one looped multi-call.*specialized (§3.4) for the read.s count 6000' \
+    remarks/*.opt.yaml || fail "checkedvar: not specialized: $(grep -h -A4 'Name:.*NotReplaced\|NoGain' remarks/*.opt.yaml)"
+  for bs in 6000 1000; do
+    export BS=$bs
+    verify "var-$bs" -- "$PWD/plain/checkedvar" "$T/in.2390753" out ::: "$PWD/assume/checkedvar" "$T/in.2390753" out
+    for fault in write:ENOSPC@3 write:short@2 write:EINTR@4 read:EIO@5; do
+      verify "var-$bs-$fault" --inject "$fault" -- "$PWD/plain/checkedvar" "$T/in.2390753" out ::: \
+        "$PWD/assume/checkedvar" "$T/in.2390753" out
+    done
+    grep -q '^  exit  *5  *5$' "var-$bs-write:short@2.verify" || fail "checkedvar: BS=$bs: write:short@2 did not exit 5 in both"
+    read -r before after < <(grep '^  crossings' "var-$bs.verify" | awk '{print $2, $3}')
+    echo "plugin test: checkedvar: crossings for 2.28 MiB at $bs B blocks: $before (clang) -> $after (syscluster cc)"
+  done
+  unset BS
+  read -r before after < <(grep '^  crossings' var-6000.verify | awk '{print $2, $3}')
+  [ "$after" -lt "$before" ] || fail "checkedvar: no fewer crossings at the profiled block size ($before -> $after)"
+  read -r before after < <(grep '^  crossings' var-1000.verify | awk '{print $2, $3}')
+  [ "$after" -eq "$before" ] || fail "checkedvar: another block size did not run the loop as written ($before -> $after)"
+  cd "$T"
+}
+check_checked
+
+# A plan edge across functions (seed 000 §3.3): wrapped_report.c writes a
+# tag, a record and a newline per record, the record through an extern
+# helper too large for clang's inliner, so the plan's write -> write edges
+# cross from main into write_record. The pass inlines write_record into a
+# trial copy of main and keeps it because the three writes became one
+# multi-call (remarks checked); both builds are compared under faults in
+# the helper's write (its own handler, exit 6), the static put()'s (exit
+# 5), early (the sc build's first 500 runs run the calls as written) and
+# late, and their crossings printed. With the lit calibration at run time
+# (another machine's: libmulticall's built-in choices fuse a run of writes
+# from eight calls) the three writes still cross three times; on a host
+# whose calibration fuses them, statx + writev (docs/COMPILER.md).
+check_inline() {
+  local v fault before after
+  mkdir -p "$T/inline" && head -c 8000 /dev/urandom > "$T/inline/in"
+  build_recorded inline "$ROOT/tests/plugin/wrapped_report.c" "$T/inline/in" out 1000
+  for v in remarks remarks-sc; do
+    grep -q 'became one multi-call of 3 calls' $v/*.opt.yaml ||
+      fail "inline: $v: the three writes were not replaced: $(grep -h -A4 'Name:.*Clustered\|NoGain\|NotReplaced\|Inlin' $v/*.opt.yaml)"
+    grep -q 'Name:.*Inlined' $v/*.opt.yaml || fail "inline: $v: no Inlined remark"
+    grep -q 'reached through write_record, called from main at wrapped_report.c:[0-9]*: inlined' $v/*.opt.yaml ||
+      fail "inline: $v: the Inlined remark does not name write_record and its call"
+  done
+  nm sc/inline | grep -q ' T write_record$' || fail "inline: write_record lost its body (it is extern)"
+  for v in sc assume; do
+    verify "inline-$v" -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: "$PWD/$v/inline" "$PWD/in" out 1000
+    for fault in write:EIO@2 write:ENOSPC@3 write:short@2 write:EINTR@1 pread64:EIO@4 write:EIO@1601 \
+                 write:ENOSPC@1602 write:short@2999 write:EBADF@1600; do
+      verify "inline-$v-$fault" --inject "$fault" -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: \
+        "$PWD/$v/inline" "$PWD/in" out 1000
+    done
+    # The helper's handler ran in both (exit 6), and put()'s (exit 5).
+    grep -q '^  exit  *6  *6$' "inline-$v-write:EIO@1601.verify" || fail "inline: $v: write:EIO@1601 did not exit 6 in both"
+    grep -q '^  exit  *5  *5$' "inline-$v-write:ENOSPC@3.verify" || fail "inline: $v: write:ENOSPC@3 did not exit 5 in both"
+    read -r before after < <(grep '^  crossings' "inline-$v.verify" | awk '{print $2, $3}')
+    echo "plugin test: inline: $v: crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
+    [ "$after" -le $((before + 16)) ] || fail "inline: $v: more crossings than a first context's ($before -> $after)"
+  done
+  # Fewer crossings on a host whose calibration fuses writes: the lit
+  # calibration (writev.file from 2 calls) made for this machine.
+  python3 - "$ROOT/llvm/test/calibration.json" "$("$ROOT/libmulticall/build/mc-calibrate" --machine)" > host.json <<'PY'
+import json, sys
+calibration = json.load(open(sys.argv[1]))
+calibration["machine"].update(json.loads(sys.argv[2]))
+print(json.dumps(calibration))
+PY
+  MULTICALL_CALIBRATION=$PWD/host.json verify inline-host -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: \
+    "$PWD/sc/inline" "$PWD/in" out 1000
+  MULTICALL_CALIBRATION=$PWD/host.json verify inline-host-write:EIO@2000 --inject write:EIO@2000 -- \
+    "$PWD/plain/inline" "$PWD/in" out 1000 ::: "$PWD/sc/inline" "$PWD/in" out 1000
+  read -r before after < <(grep '^  crossings' inline-host.verify | awk '{print $2, $3}')
+  echo "plugin test: inline: writes fused (statx + writev): crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "inline: no fewer crossings where the writes fuse ($before -> $after)"
+
+  # The copy loop through wrappers that end in their calls (wrapped_copy.c,
+  # clang told not to inline them): the plan names main's lines, the pass
+  # inlines both wrappers and the loop becomes the looped multi-call.
+  mkdir -p "$T/inline-copy" && head -c 2390753 /dev/urandom > "$T/inline-copy/in"
+  build_recorded inline-copy "$ROOT/tests/plugin/wrapped_copy.c" "$T/inline-copy/in" out -- -mllvm -inline-threshold=-1000
+  grep -q 'became one looped multi-call' remarks-sc/*.opt.yaml ||
+    fail "inline-copy: the loop was not replaced: $(grep -h -A4 'Name:.*Clustered\|NotReplaced\|NoGain\|Inlin\|Stale' remarks-sc/*.opt.yaml)"
+  [ "$(grep -c 'Name:.*Inlined' remarks-sc/*.opt.yaml)" -eq 2 ] || fail "inline-copy: not two Inlined remarks"
+  for size in 0 4095 4097 81920; do
+    verify "inline-copy-$size" --no-count -- "$PWD/plain/inline-copy" "$T/in.$size" out ::: \
+      "$PWD/sc/inline-copy" "$T/in.$size" out
+  done
+  for fault in write:ENOSPC@3 read:EIO@5 write:short@2 read:short=100@4 write:EINTR@7; do
+    verify "inline-copy-$fault" --inject "$fault" -- "$PWD/plain/inline-copy" "$T/in.81920" out ::: \
+      "$PWD/assume/inline-copy" "$T/in.81920" out
+  done
+  verify inline-copy-big -- "$PWD/plain/inline-copy" "$PWD/in" out ::: "$PWD/sc/inline-copy" "$PWD/in" out
+  read -r before after < <(grep '^  crossings' inline-copy-big.verify | awk '{print $2, $3}')
+  echo "plugin test: inline-copy: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "inline-copy: no fewer crossings ($before -> $after)"
+  cd "$T"
+}
+check_inline
 
 # --remarks under make -j: translation units compiled at once, one file each.
 cd "$T"

@@ -74,6 +74,10 @@ pub struct CostBasis {
     pub tracer_ns_per_call: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer_kernel_ns_per_call: Option<f64>,
+    /// The host description file advised for (`advise --host FILE`);
+    /// absent: this machine, described when advising.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

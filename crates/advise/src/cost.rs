@@ -29,7 +29,8 @@ impl Basis {
     pub fn describe(self) -> &'static str {
         match self {
             Basis::ProfileKernel => "the profile's kernel times (BPF) plus the calibrated crossing",
-            Basis::Calibrated => "calls timed on this machine by `syscluster calibrate`",
+            // The machine and the file: the advice's costs line.
+            Basis::Calibrated => "calls timed by `syscluster calibrate`",
             Basis::TracedKernel => "the profile's kernel times under a tracer (inflated by tracing: an overestimate)",
             Basis::CrossingOnly => "the crossing alone (the kernel work of these calls is not known)",
         }
@@ -149,6 +150,7 @@ impl<'a> CostModel<'a> {
             run_untraced: false,
             tracer_ns_per_call: None,
             tracer_kernel_ns_per_call: None,
+            host: None,
         };
         let tracer = cal.and_then(|c| c.tracer(&profile.meta.backend, &profile.meta.mode));
         let run = untraced_run(profile, tracer, basis.crossing_ns);

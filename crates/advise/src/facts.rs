@@ -29,6 +29,21 @@ pub struct AdviseOptions {
     pub block_size: u64,
     /// Messages per sendmmsg/recvmmsg the batching rules propose.
     pub batch: u64,
+    /// The file the host description came from (`advise --host FILE`);
+    /// `None`: this machine, described now.
+    pub host_file: Option<String>,
+}
+
+impl AdviseOptions {
+    /// The host advised for, as the advice names it.
+    pub fn host_name(&self) -> String {
+        host_name(self.host_file.as_deref())
+    }
+}
+
+/// `this machine`, or `the host HOST_FILE describes`.
+pub fn host_name(host_file: Option<&str>) -> String {
+    host_file.map_or_else(|| "this machine".to_string(), |f| format!("the host {f} describes"))
 }
 
 impl Default for AdviseOptions {
@@ -41,6 +56,7 @@ impl Default for AdviseOptions {
             coalesce_buffer: 64 << 10,
             block_size: 128 << 10,
             batch: 32,
+            host_file: None,
         }
     }
 }
@@ -275,18 +291,19 @@ impl<'p> Facts<'p> {
         let Some(sites) = sites else {
             return Placement { class: "unknown".into(), functions: Vec::new(), gaps: Vec::new() };
         };
-        let fname = |l: &Location| {
-            let base = l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
-            format!("{}:{}", base, l.function.clone().unwrap_or_else(|| "?".into()))
-        };
-        // Without a function name, a location is its module and offset.
-        let shown = |l: &Location| match &l.function {
-            Some(_) => fname(l),
-            None => format!("{}+{:#x}", l.module.rsplit('/').next().unwrap_or(&l.module), l.offset),
+        let base = |l: &Location| l.module.rsplit('/').next().unwrap_or(&l.module).to_string();
+        // Compared by the symbol's own name: two instances of one generic
+        // Rust function demangle to the same name.
+        let fname = |l: &Location| format!("{}:{}", base(l), l.function.as_deref().unwrap_or("?"));
+        // Shown demangled; without a function name, a location is its
+        // module and offset.
+        let shown = |l: &Location| match l.function_name() {
+            Some(f) => format!("{}:{f}", base(l)),
+            None => format!("{}+{:#x}", base(l), l.offset),
         };
         let functions: BTreeSet<String> = sites.iter().map(shown).collect();
         let mut gaps = Vec::new();
-        let several = functions.len() > 1;
+        let several = sites.iter().map(fname).collect::<BTreeSet<String>>().len() > 1;
         // Without symbols the offsets say how far apart the calls are, not
         // whether one function holds them.
         let unnamed = sites.iter().any(|l| l.function.is_none());
@@ -551,16 +568,8 @@ impl<'p> Facts<'p> {
                 } else {
                     format!(
                         "fuses {}{}{}",
-                        fused
-                            .iter()
-                            .map(|x| x.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        if fused.len() < n_pairs {
-                            "; the other calls run direct"
-                        } else {
-                            ""
-                        },
+                        fused.iter().map(|x| x.0.as_str()).collect::<Vec<_>>().join(", "),
+                        if fused.len() < n_pairs { "; the other calls run direct" } else { "" },
                         self.fusion_decisions(&fused)
                     )
                 },
@@ -592,7 +601,8 @@ impl<'p> Facts<'p> {
                     (false, _) => no(&forbidden.join(", ")),
                     (true, true) => "one ioctl runs the whole multi-call: one crossing".into(),
                     (true, false) => format!(
-                        "one crossing for the whole multi-call; not on this machine (no multicall module answers at {})",
+                        "one crossing for the whole multi-call; not on {} (no multicall module answers at {})",
+                        self.opts.host_name(),
                         self.host.kmod.device
                     ),
                 },

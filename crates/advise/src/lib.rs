@@ -27,7 +27,7 @@ pub use calibration::Calibration;
 pub use cost::CostModel;
 pub use facts::AdviseOptions;
 
-use advice::{ProfileSummary, Saving};
+use advice::{CostBasis, ProfileSummary, Saving};
 use std::collections::BTreeSet;
 use syscluster_model::host::Host;
 use syscluster_model::Profile;
@@ -167,7 +167,7 @@ pub fn advise(p: &Profile, cost: &CostModel, host: &Host, opts: &AdviseOptions) 
             duration_ns: p.meta.duration_ns,
             callsites: p.meta.collected.callsites,
         },
-        costs: cost.basis().clone(),
+        costs: CostBasis { host: opts.host_file.clone(), ..cost.basis().clone() },
         sequences,
         recommendations: recs,
         notes,

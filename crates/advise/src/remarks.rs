@@ -45,12 +45,33 @@ pub fn parse(text: &str) -> Result<Vec<Remark>, String> {
     let mut out = Vec::new();
     let mut cur: Option<(Remark, String)> = None;
     let mut in_args = false;
+    // LLVM's YAML writer folds a long flow mapping over several lines
+    // (`DebugLoc: { File: '/a/long/path.c', ` then `  Line: 15, … }`):
+    // the lines of a `{` not yet closed are joined before they are parsed.
+    let mut folded: Option<(usize, String)> = None;
     for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
         let line = raw.trim_end();
         if line.is_empty() {
             continue;
         }
+        let joined;
+        let (n, line) = match folded.take() {
+            Some((first, mut acc)) => {
+                acc.push(' ');
+                acc.push_str(line.trim_start());
+                if !flow_closed(&acc) {
+                    folded = Some((first, acc));
+                    continue;
+                }
+                joined = acc;
+                (first, joined.as_str())
+            }
+            None if line.contains('{') && !flow_closed(line) && !line.starts_with("--- !") => {
+                folded = Some((i + 1, line.to_string()));
+                continue;
+            }
+            None => (i + 1, line),
+        };
         if let Some(tag) = line.strip_prefix("--- !") {
             if let Some(done) = cur.take() {
                 out.push(done);
@@ -115,6 +136,9 @@ pub fn parse(text: &str) -> Result<Vec<Remark>, String> {
             }
         }
     }
+    if let Some((first, _)) = folded {
+        return Err(format!("line {first}: a `{{` that no later line closes"));
+    }
     if let Some(done) = cur.take() {
         out.push(done);
     }
@@ -126,6 +150,29 @@ pub fn parse(text: &str) -> Result<Vec<Remark>, String> {
         })
         .filter_map(|(r, pass)| (pass == PASS).then_some(r))
         .collect())
+}
+
+/// Whether every `{` of a line (outside quoted strings) is closed.
+fn flow_closed(line: &str) -> bool {
+    let (mut depth, mut quote) = (0i32, None);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') if chars.peek() == Some(&'\'') => {
+                chars.next();
+            }
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '{') => depth += 1,
+            (None, '}') => depth -= 1,
+            _ => {}
+        }
+    }
+    depth <= 0
 }
 
 /// A YAML scalar as LLVM writes it: plain, 'single' ('' inside) or
@@ -370,6 +417,22 @@ Args:
         let e = parse("--- !Passed\nPass: syscluster\nDebugLoc: { File: 'a.c', Line: x }\n").unwrap_err();
         assert!(e.starts_with("line 3: DebugLoc: Line is not a number"), "{e}");
         assert!(parse("--- !Passed\nName: 'open\n").unwrap_err().starts_with("line 2: a single-quoted"));
+    }
+
+    #[test]
+    fn a_debug_loc_folded_over_two_lines_is_read() {
+        // As LLVM writes a long path (the plugin's NotInPlan remark on
+        // /work/…/tests/corpus/selecttime.c was refused before).
+        let text = "--- !Missed\nPass:            syscluster\nName:            NotInPlan\n\
+DebugLoc:        { File: '/work/wt/plugaudit/tests/corpus/selecttime.c', \n                   Line: 15, Column: 0 }\n\
+Function:        main\nArgs:\n  - String:          'syscluster: none of the plan''s 6 locations'\n...\n";
+        let r = parse(text).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].file.as_str(), r[0].line), ("/work/wt/plugaudit/tests/corpus/selecttime.c", 15));
+        assert_eq!(r[0].name, "NotInPlan");
+        assert_eq!(r[0].message, "syscluster: none of the plan's 6 locations");
+        let e = parse("--- !Missed\nPass: syscluster\nDebugLoc: { File: 'a.c',\n").unwrap_err();
+        assert_eq!(e, "line 3: a `{` that no later line closes");
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn evidence_text(e: &Evidence) -> String {
     }
 }
 
-fn recommendation(out: &mut String, r: &Recommendation) {
+fn recommendation(out: &mut String, r: &Recommendation, host: &str) {
     let _ = writeln!(out, "\n#{} {}  [{}]", r.rank, r.title, r.rule);
     let s = &r.saving;
     let up = if s.bound == "upper_bound" { "up to " } else { "~" };
@@ -89,7 +89,11 @@ fn recommendation(out: &mut String, r: &Recommendation) {
                     "{} {}{} ×{}",
                     l.syscall,
                     l.short,
-                    l.location.function.as_ref().map_or(String::new(), |f| format!(" ({f})")),
+                    // Without a line, `short` is the function already.
+                    l.location
+                        .function_name()
+                        .filter(|f| !l.short.starts_with(f.as_ref()))
+                        .map_or(String::new(), |f| format!(" ({f})")),
                     count(l.count)
                 )
             })
@@ -98,7 +102,11 @@ fn recommendation(out: &mut String, r: &Recommendation) {
         out.push_str(&wrap(&format!("at: {}", sites.join("; ")), "    ", WIDTH));
     }
     out.push_str(&wrap(
-        &format!("how: {}{}", r.how, if r.applicable_here { "" } else { " [cannot be applied on this machine]" }),
+        &format!(
+            "how: {}{}",
+            r.how,
+            if r.applicable_here { String::new() } else { format!(" [cannot be applied on {host}]") }
+        ),
         "    ",
         WIDTH,
     ));
@@ -197,15 +205,25 @@ pub fn render(a: &Advice) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "syscluster advice for: {}", a.profile.command.join(" "));
     let c = &a.costs;
-    let costs = match c.source.as_str() {
-        "calibration" => format!(
+    let costs = match (c.source.as_str(), &c.host) {
+        ("calibration", None) => format!(
             "costs measured on this machine ({}): a crossing {:.0} ns, a function call {:.1} ns ({:.0}×)",
             c.machine.as_deref().unwrap_or("?"),
             c.crossing_ns,
             c.function_call_ns.unwrap_or(0.0),
             c.crossing_ns / c.function_call_ns.unwrap_or(1.0).max(1e-3)
         ),
-        "profile" => {
+        // Advised for a host from a file: the costs are the calibration's,
+        // measured where it was made, not here.
+        ("calibration", Some(host)) => format!(
+            "advised for the host {host} describes; costs from the calibration {}, measured on {}: a crossing {:.0} ns, a function call {:.1} ns ({:.0}×)",
+            c.calibration.as_deref().unwrap_or("?"),
+            c.machine.as_deref().unwrap_or("?"),
+            c.crossing_ns,
+            c.function_call_ns.unwrap_or(0.0),
+            c.crossing_ns / c.function_call_ns.unwrap_or(1.0).max(1e-3)
+        ),
+        ("profile", _) => {
             format!("costs from the profile's kernel times (no calibration; crossing assumed {:.0} ns)", c.crossing_ns)
         }
         _ => format!("costs assumed: {:.0} ns per crossing (no calibration, no kernel times)", c.crossing_ns),
@@ -242,7 +260,7 @@ pub fn render(a: &Advice) -> String {
         );
     }
     for r in &a.recommendations {
-        recommendation(&mut out, r);
+        recommendation(&mut out, r, &crate::facts::host_name(a.costs.host.as_deref()));
     }
     heading(&mut out, "Hot sequences and loops");
     if a.sequences.is_empty() {

@@ -87,6 +87,9 @@ pub enum NodeKeyArg {
 /// command decides what they do; the recording goes on until it has ended —
 /// its shutdown included — and the profile is always written, complete.
 /// A command that ignores the signal runs on and is recorded to its end.
+/// One that comes while syscluster gets ready (loading BPF programs takes
+/// a second or two) stops it before the command starts: it says so and
+/// exits with 128+N.
 ///
 /// Daemons: tasks that leave the command's session (setsid) are not waited
 /// for. The recording ends when the command and the tasks still in its
@@ -361,6 +364,10 @@ pub struct StatArgs {
 /// them unchanged. The command's stdio and exit status pass through.
 /// docs/RUNTIME.md has the exact rules. Start-up: the `syscluster` binary runs
 /// this itself, without loading the rest of the CLI (docs/RUNTIME.md, "Start-up").
+/// The search for raw `syscall` instructions keeps its verdict per library
+/// file in $XDG_CACHE_HOME/syscluster/scan-1 (~/.cache/syscluster/scan-1);
+/// deleting it clears it, SYSCLUSTER_SCAN_CACHE=0 turns it off
+/// (docs/RUNTIME.md, "The scan cache").
 ///
 /// With --plan (written by `syscluster advise --plan-out`), only the calls
 /// made from the plan's code locations change: short writes there are

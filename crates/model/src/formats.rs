@@ -18,7 +18,7 @@ pub const PLAN_OLDEST: u32 = 1;
 pub const CALIBRATION_VERSION: u32 = 3;
 /// The oldest calibration version this build still reads.
 pub const CALIBRATION_OLDEST: u32 = 1;
-/// The plan_line version this build writes (`syscluster-plan/`, crates/supervisor/src/plan.rs).
+/// The plan_line version this build writes (`syscluster-plan/`, docs/PLAN_FORMAT.md).
 pub const PLAN_LINE_VERSION: u32 = 1;
 /// The oldest plan_line version this build still reads.
 pub const PLAN_LINE_OLDEST: u32 = 1;
@@ -36,6 +36,12 @@ pub const PLAN_LINE_HEADER: &str = "syscluster-plan/1";
 pub const PLAN_LINE_MAX_SITES: usize = 512;
 /// `plan_line_max_modules` of data/formats.tsv.
 pub const PLAN_LINE_MAX_MODULES: usize = 64;
+/// `plan_line_max_buffer` of data/formats.tsv.
+pub const PLAN_LINE_MAX_BUFFER: usize = 1048576;
+/// `plan_line_max_build_id` of data/formats.tsv.
+pub const PLAN_LINE_MAX_BUILD_ID: usize = 64;
+/// `plan_line_site_kind` of data/formats.tsv.
+pub const PLAN_LINE_SITE_KIND_NAMES: &[&str] = &["write", "clock", "pid", "tid", "seek", "read"];
 /// `mc_rule` of data/formats.tsv.
 pub const MC_RULE_NAMES: &[&str] = &["writev", "readv", "preadv", "pwritev", "seek_pread", "sendmmsg", "recvmmsg", "copy", "batch_send"];
 /// `mc_fdclass` of data/formats.tsv.

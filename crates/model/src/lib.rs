@@ -15,6 +15,7 @@ pub mod inherited;
 pub mod machine;
 pub mod plan;
 pub mod profile;
+pub mod symbol;
 /// Generated from `data/syscall_properties.tsv` by `scripts/gen-syscall-lists.py`.
 #[rustfmt::skip]
 pub mod syscall_lists;

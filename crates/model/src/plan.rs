@@ -155,7 +155,7 @@ impl PlanLocation {
     /// `file:line` (the file's last component), else `function`, else
     /// `module+0xOFFSET`.
     pub fn short(&self) -> String {
-        match (&self.file, self.line, &self.function) {
+        match (&self.file, self.line, self.function.as_deref().map(crate::symbol::demangle)) {
             (Some(f), Some(l), _) => {
                 let base = f.rsplit('/').next().unwrap_or(f);
                 format!("{base}:{l}")

@@ -3,6 +3,7 @@
 //! `docs/PROFILE_FORMAT.md`; every field here appears there.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -270,11 +271,17 @@ impl Location {
         self.site.unwrap_or(self.offset)
     }
 
+    /// The function's name as a user reads it: demangled (Rust, C++).
+    /// `function` keeps the symbol's own name, which plans match.
+    pub fn function_name(&self) -> Option<Cow<'_, str>> {
+        self.function.as_deref().map(crate::symbol::demangle)
+    }
+
     /// `file:line` where debug info exists, else `function+0x..`, else
     /// `module+0x..`.
     pub fn short(&self) -> String {
         let base = self.module.rsplit('/').next().unwrap_or(&self.module);
-        match (&self.file, self.line, &self.function) {
+        match (&self.file, self.line, self.function_name()) {
             (Some(f), Some(l), _) => format!("{}:{}", f.rsplit('/').next().unwrap_or(f), l),
             (_, _, Some(func)) => format!("{func} ({base}+{:#x})", self.offset),
             _ => format!("{base}+{:#x}", self.offset),
@@ -284,7 +291,7 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.function, &self.file, self.line) {
+        match (self.function_name(), &self.file, self.line) {
             (Some(func), Some(file), Some(line)) => write!(f, "{func} at {file}:{line}"),
             _ => f.write_str(&self.short()),
         }

@@ -50,6 +50,9 @@ pub enum LaunchError {
     /// executable, …
     Exec(String, io::Error),
     Os(&'static str, io::Error),
+    /// The recorder was interrupted (this signal) while it got ready, before
+    /// the command was released: the command never ran.
+    Interrupted(i32),
 }
 
 impl std::fmt::Display for LaunchError {
@@ -60,6 +63,10 @@ impl std::fmt::Display for LaunchError {
             LaunchError::Exec(cmd, e) if e.kind() == io::ErrorKind::NotFound => write!(f, "command not found: {cmd}"),
             LaunchError::Exec(cmd, e) => write!(f, "cannot execute {cmd}: {e}"),
             LaunchError::Os(what, e) => write!(f, "{what}: {e}"),
+            LaunchError::Interrupted(sig) => write!(
+                f,
+                "interrupted (signal {sig}) while getting ready to record: the command was not started, nothing was recorded"
+            ),
         }
     }
 }
@@ -286,6 +293,19 @@ pub struct Ended {
 static INTERRUPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 /// Where they are passed on; 0: nowhere.
 static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// The last of them.
+static LAST_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT while the recorder gets
+/// ready (loading BPF programs takes seconds on a busy machine): one of
+/// them then ends the recording before its command starts
+/// ([`forward_signals_to`] says so) instead of killing the recorder
+/// silently.
+pub fn catch_signals() {
+    FORWARD_TO.store(0, std::sync::atomic::Ordering::Relaxed);
+    install_handlers();
+    INTERRUPTS.store(0, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// The command has ended (and was reaped): signals to the recorder are no
 /// longer passed on (its pid may be reused), only counted.
@@ -306,10 +326,27 @@ pub fn interrupts() -> u32 {
 /// the command must not get it twice). The command decides what to do with
 /// them: the recording goes on until it ends. Each signal is counted
 /// ([`interrupts`]); the handler interrupts the recorder's waits (no
-/// SA_RESTART) so that it can look at the count.
-pub fn forward_signals_to(pid: libc::pid_t) {
+/// SA_RESTART) so that it can look at the count. Fails if the recorder was
+/// interrupted since [`catch_signals`]: the command, still at its gate,
+/// must not start.
+pub fn forward_signals_to(pid: libc::pid_t) -> Result<(), LaunchError> {
+    use std::sync::atomic::Ordering;
+    // From here a signal is passed on (to the command at its gate); one
+    // that came before stops the recording.
+    FORWARD_TO.store(pid, Ordering::Relaxed);
+    install_handlers();
+    if INTERRUPTS.swap(0, Ordering::Relaxed) > 0 && pid > 0 {
+        FORWARD_TO.store(0, Ordering::Relaxed);
+        return Err(LaunchError::Interrupted(LAST_SIGNAL.load(Ordering::Relaxed)));
+    }
+    Ok(())
+}
+
+/// The handler of [`forward_signals_to`] for the four signals.
+fn install_handlers() {
     use std::sync::atomic::Ordering;
     extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        LAST_SIGNAL.store(sig, Ordering::Relaxed);
         INTERRUPTS.fetch_add(1, Ordering::Relaxed);
         let pid = FORWARD_TO.load(Ordering::Relaxed);
         let from_terminal = unsafe { (*info).si_code } == libc::SI_KERNEL;
@@ -318,8 +355,6 @@ pub fn forward_signals_to(pid: libc::pid_t) {
             unsafe { libc::kill(pid, sig) };
         }
     }
-    FORWARD_TO.store(pid, Ordering::Relaxed);
-    INTERRUPTS.store(0, Ordering::Relaxed);
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();

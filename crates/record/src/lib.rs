@@ -179,6 +179,9 @@ pub fn record(argv: &[OsString], opts: &RecordOptions) -> Result<Recording, Reco
     if argv.is_empty() {
         return Err(LaunchError::Empty.into());
     }
+    // Getting ready takes seconds: a signal meanwhile stops the recording
+    // before the command starts, with a word.
+    launch::catch_signals();
     let command: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut notes = Vec::new();
     let mut sink = Sink::new(opts.builder.clone());

@@ -10,7 +10,21 @@ use syscluster_model::profile::NodeKeyMode;
 use syscluster_model::Profile;
 use syscluster_record::{record, Backend, ExitStatus, LaunchError, RecordError, RecordOptions, Recording};
 
-const PYTHON: &str = "/usr/bin/python3";
+/// The python3 interpreter itself (not a launcher such as pyenv's shim),
+/// found at run time: no test names a path of one distribution.
+fn python3() -> String {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        let o = std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 runs (scripts/install-deps.sh installs it)");
+        let exe = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        assert!(o.status.success() && std::path::Path::new(&exe).is_file(), "python3 names no interpreter: {exe:?}");
+        exe
+    })
+    .clone()
+}
 
 /// Tests that fork the test process itself take this for writing, so that no
 /// other test thread holds a lock the child could need.
@@ -171,7 +185,7 @@ fn vfork_children_are_followed() {
     let out = dir.path().join("out");
     let script =
         "import os, sys\npid = os.posix_spawn(sys.argv[1], ['write8', sys.argv[2], '250'], {})\nsys.exit(os.waitpid(pid, 0)[1] >> 8)";
-    let r = record_ptrace(&[&PYTHON, &"-c", &script, &corpus("write8"), &out]);
+    let r = record_ptrace(&[&python3(), &"-c", &script, &corpus("write8"), &out]);
     assert_eq!(r.exit, ExitStatus::Code(0));
     assert_eq!(weight(&r.profile, "write(3)", "write(3)"), 249, "{:#?}", edges(&r.profile));
     assert_eq!(r.profile.meta.processes, 2);
@@ -183,7 +197,7 @@ fn a_thread_that_is_not_the_leader_may_exec() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let script = "import os, sys, threading\nt = threading.Thread(target=lambda: os.execv(sys.argv[1], ['write8', sys.argv[2], '300']))\nt.start()\nt.join()";
-    let r = record_ptrace(&[&PYTHON, &"-c", &script, &corpus("write8"), &out]);
+    let r = record_ptrace(&[&python3(), &"-c", &script, &corpus("write8"), &out]);
     assert_eq!(r.exit, ExitStatus::Code(0));
     assert_eq!(weight(&r.profile, "write(3)", "write(3)"), 299, "{:#?}", edges(&r.profile));
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 2400);
@@ -429,7 +443,7 @@ fn code_locations_are_source_lines() {
 #[test]
 fn calls_beyond_the_table_are_recorded() {
     // syscall(1000) has no entry in the table: ENOSYS, and a node of its own.
-    let r = record_ptrace(&[&PYTHON, &"-c", &"import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nsys.exit(0 if libc.syscall(1000) == -1 and ctypes.get_errno() == 38 else 1)"]);
+    let r = record_ptrace(&[&python3(), &"-c", &"import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nsys.exit(0 if libc.syscall(1000) == -1 and ctypes.get_errno() == 38 else 1)"]);
     assert_eq!(r.exit, ExitStatus::Code(0));
     let node = r.profile.nodes.iter().find(|n| n.nr == 1000).expect("a node for call 1000");
     assert_eq!((node.count, node.errors), (1, 1));

@@ -28,9 +28,9 @@ fn base(path: &str) -> &str {
 
 /// `main (copy.c:24)`, `main`, or `copy+0x1234`.
 fn location_frame(l: &Location) -> String {
-    match (&l.function, &l.file, l.line) {
+    match (l.function_name(), &l.file, l.line) {
         (Some(f), Some(file), Some(line)) => format!("{f} ({}:{line})", base(file)),
-        (Some(f), _, _) => f.clone(),
+        (Some(f), _, _) => f.into_owned(),
         _ => format!("{}+{:#x}", base(&l.module), l.offset),
     }
 }

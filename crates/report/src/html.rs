@@ -79,7 +79,7 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
                 "kernel_ns": n.working_ns(),
                 "callsites": n.callsites.iter().take(20).map(|c| json!({
                     "where": c.location.short(),
-                    "function": c.location.function,
+                    "function": c.location.function_name(),
                     "module": c.location.module,
                     "offset": format!("{:#x}", c.location.offset),
                     "count": c.count,
@@ -128,14 +128,20 @@ fn graph_data(p: &Profile, advice: Option<&Advice>) -> serde_json::Value {
 }
 
 fn recommendations(out: &mut String, a: &Advice) {
+    let c = &a.costs;
+    let host = syscluster_advise::facts::host_name(c.host.as_deref());
     let _ = writeln!(
         out,
-        "<section id=\"advice\"><h2>Recommendations <small>by estimated saving on this machine</small></h2>"
+        "<section id=\"advice\"><h2>Recommendations <small>by estimated saving on {}</small></h2>",
+        esc(&host)
     );
-    let c = &a.costs;
     let basis = match c.source.as_str() {
         "calibration" => format!(
-            "Costs measured here ({}): a crossing {:.0} ns, a function call {:.1} ns.",
+            "Costs measured {} ({}): a crossing {:.0} ns, a function call {:.1} ns.",
+            match &c.host {
+                None => "here".to_string(),
+                Some(_) => format!("by the calibration {}", esc(c.calibration.as_deref().unwrap_or("?"))),
+            },
             esc(c.machine.as_deref().unwrap_or("")),
             c.crossing_ns,
             c.function_call_ns.unwrap_or(0.0)
@@ -204,7 +210,7 @@ fn recommendations(out: &mut String, a: &Advice) {
             out,
             "<p class=\"how\">{}{}</p>",
             esc(&r.how),
-            if r.applicable_here { "" } else { " <strong>(not on this machine)</strong>" }
+            if r.applicable_here { String::new() } else { format!(" <strong>(not on {})</strong>", esc(&host)) }
         );
         let _ = writeln!(out, "<p>{}</p>", esc(&r.explanation));
         let _ = writeln!(

@@ -1,7 +1,8 @@
 //! Renderings of what syscluster prints: a profile, advice, a calibration,
-//! `stat`'s counts.  One trait ([`Render`]), one file per format (text,
-//! json, dot, folded, html), each implementing it for the values it shows;
-//! every format returns bytes, so that tests compare or parse them directly.
+//! `stat`'s counts, `verify`'s comparison.  One trait ([`Render`]), one
+//! file per format (text, json, dot, folded, html), each implementing it
+//! for the values it shows; every format returns bytes, so that tests
+//! compare or parse them directly.
 
 pub mod dot;
 pub mod folded;
@@ -50,6 +51,53 @@ pub struct Stat {
     pub crossings: Vec<u64>,
     /// Crossings per run of each system call.
     pub by_syscall: BTreeMap<String, Vec<u64>>,
+}
+
+/// What `syscluster verify` found: each variant's figures over its runs,
+/// side by side, and what differed between them.
+#[derive(Clone, Debug, Default)]
+pub struct Verification {
+    pub runs: u32,
+    pub original: Variant,
+    pub candidate: Variant,
+    /// The variants ran under ptrace with faults injected: their times are
+    /// the recording's wall time only.
+    pub traced: bool,
+    /// Faults injected in both variants (`write:ENOSPC@3`).
+    pub faults_injected: Vec<String>,
+    /// Each scratch copy was a tmpfs of this many bytes.
+    pub fs_limit: Option<u64>,
+    /// Every difference, once, with the run it was first seen in.
+    pub differences: Vec<(u32, String)>,
+}
+
+/// One side of a [`Verification`].
+#[derive(Clone, Debug, Default)]
+pub struct Variant {
+    pub command: Vec<String>,
+    /// How the first run ended.
+    pub exit: Exit,
+    /// Files created, changed and deleted in the first run's copy.
+    pub files: (usize, usize, usize),
+    /// Nanoseconds per run; `user` and `system` empty when traced.
+    pub wall: Vec<u64>,
+    pub user: Vec<u64>,
+    pub system: Vec<u64>,
+    /// Crossings per run; empty when not counted.
+    pub crossings: Vec<u64>,
+}
+
+/// How a program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl Default for Exit {
+    fn default() -> Self {
+        Exit::Code(0)
+    }
 }
 
 /// min, median, max of `v` (not empty).

@@ -1,8 +1,9 @@
 //! Text: the profile's report, tables that fit the width asked for (80
 //! columns by default; `report --wide` cuts nothing; a profile with losses
-//! says so in its first line); advice; a calibration; `stat`'s table.
+//! says so in its first line); advice; a calibration; `stat`'s and
+//! `verify`'s tables.
 
-use crate::{spread, Render, ReportOptions, Stat};
+use crate::{spread, Exit, Render, ReportOptions, Stat, Verification};
 use std::fmt::Write as _;
 use syscluster_advise::calibration::MulticallDecisions;
 use syscluster_advise::{Advice, Calibration};
@@ -410,6 +411,66 @@ impl Render<Stat> for Text {
             if rows.len() > top {
                 let rest: u64 = rows[top..].iter().map(|r| r.0).sum();
                 let _ = writeln!(out, "  {rest:>14}  ({} other calls)", rows.len() - top);
+            }
+        }
+        out.into_bytes()
+    }
+}
+
+/// `verify`'s differences listed before "and N more".
+const MAX_DIFFERENCES_SHOWN: usize = 8;
+
+/// `verify`'s table: the two variants' medians side by side, then
+/// `same: …` or the differences.
+impl Render<Verification> for Text {
+    fn render(&self, v: &Verification, _opts: &ReportOptions) -> Vec<u8> {
+        let mut out = String::new();
+        let runs = v.runs;
+        let (a, b) = (&v.original, &v.candidate);
+        let _ = writeln!(out, "syscluster verify ({} run{} each, interleaved)", runs, if runs == 1 { "" } else { "s" });
+        let _ = writeln!(out, "  original:  {}", a.command.join(" "));
+        let _ = writeln!(out, "  candidate: {}", b.command.join(" "));
+        if !v.faults_injected.is_empty() {
+            let notes: Vec<String> = v.faults_injected.iter().map(|f| format!("{f} injected in both")).collect();
+            let _ = writeln!(out, "  faults:    {}", notes.join("; "));
+        }
+        if let Some(s) = v.fs_limit {
+            let _ = writeln!(out, "  each copy on a tmpfs of {s} bytes");
+        }
+        let _ = writeln!(out, "\n  {:<22} {:>16} {:>16}", "(median of runs)", "original", "candidate");
+        let mut row = |name: &str, x: String, y: String| {
+            let _ = writeln!(out, "  {name:<22} {x:>16} {y:>16}");
+        };
+        let exit = |e: Exit| match e {
+            Exit::Code(c) => c.to_string(),
+            Exit::Signal(sig) => format!("killed({sig})"),
+        };
+        let median = |v: &[u64]| spread(v).1;
+        row("exit", exit(a.exit), exit(b.exit));
+        row("files created", a.files.0.to_string(), b.files.0.to_string());
+        row("files changed", a.files.1.to_string(), b.files.1.to_string());
+        row("files deleted", a.files.2.to_string(), b.files.2.to_string());
+        let wall = if v.traced { "wall (ptrace)" } else { "wall" };
+        row(wall, secs(median(&a.wall)), secs(median(&b.wall)));
+        if !v.traced {
+            row("user", secs(median(&a.user)), secs(median(&b.user)));
+            row("system", secs(median(&a.system)), secs(median(&b.system)));
+        }
+        if !a.crossings.is_empty() {
+            row("crossings", median(&a.crossings).to_string(), median(&b.crossings).to_string());
+        }
+        let found = &v.differences;
+        if found.is_empty() {
+            let _ = writeln!(out, "\nsame: stdout, stderr, exit status and files are identical in every run");
+        } else {
+            let _ =
+                writeln!(out, "\nDIFFERENT ({} difference{}):", found.len(), if found.len() == 1 { "" } else { "s" });
+            for (i, d) in found.iter().take(MAX_DIFFERENCES_SHOWN) {
+                let run = if runs > 1 { format!("run {i}: ") } else { String::new() };
+                let _ = writeln!(out, "  - {run}{d}");
+            }
+            if found.len() > MAX_DIFFERENCES_SHOWN {
+                let _ = writeln!(out, "  … and {} more", found.len() - MAX_DIFFERENCES_SHOWN);
             }
         }
         out.into_bytes()

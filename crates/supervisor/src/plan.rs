@@ -5,7 +5,9 @@
 //! library resolves each location to a return address in every process
 //! and applies the cluster's mechanism to the calls made from there only.
 //!
-//! The library's format, one record per line, fields separated by tabs:
+//! The library's format is the plan line format (docs/PLAN_FORMAT.md, "The
+//! plan line format"; version and limits in data/formats.tsv), one record
+//! per line, fields separated by tabs:
 //!
 //! ```text
 //! syscluster-plan/1
@@ -14,9 +16,9 @@
 //! site    KIND  MODULE  OFFSET  NR  PARAM  CLUSTER  LABEL
 //! ```
 //!
-//! KIND is `write` (PARAM: writes shorter than this are deferred), `clock`,
-//! `pid`, `tid`, `seek` or `read`; OFFSET the file offset of the return
-//! address (hex), NR the system call made there.
+//! What [`decide`] writes for the plans of tests/fixtures/formats/plan-line
+//! is compared with that directory's files, which `preload/test/planline.c`
+//! reads with the library's parser.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,9 +28,11 @@ use syscluster_model::plan::{Cluster, Plan, PlanLocation};
 pub const SPEC_HEADER: &str = syscluster_model::formats::PLAN_LINE_HEADER;
 
 /// The sites and modules the library holds (data/formats.tsv, shared with
-/// `preload/src/plan.c`).
+/// `preload/src/plan_line.c`).
 pub const MAX_SITES: usize = syscluster_model::formats::PLAN_LINE_MAX_SITES;
 pub const MAX_MODULES: usize = syscluster_model::formats::PLAN_LINE_MAX_MODULES;
+/// The largest coalescing buffer a plan asks for.
+pub const MAX_BUFFER: usize = syscluster_model::formats::PLAN_LINE_MAX_BUFFER;
 /// The longest `$SYSCLUSTER_PLAN` the kernel passes: one environment string
 /// is at most 32 pages (MAX_ARG_STRLEN), name and NUL included.
 pub const MAX_SPEC: usize = 32 * 4096 - "SYSCLUSTER_PLAN=".len() - 1;
@@ -147,19 +151,35 @@ pub fn prepare(plan_file: &Path, programs: &[&Path], threshold: usize) -> Result
     Ok(decide(&plan, threshold))
 }
 
-fn decide(plan: &Plan, threshold: usize) -> Prepared {
+/// Can the library be told of module `m`: an absolute path without a tab
+/// or a newline, and a build-id it reads (lowercase hex, at most
+/// `PLAN_LINE_MAX_BUILD_ID` bytes)?
+fn passable(m: &syscluster_model::plan::Module) -> bool {
+    let id_ok = m.build_id.as_deref().is_none_or(|id| {
+        !id.is_empty()
+            && id.len() % 2 == 0
+            && id.len() <= 2 * syscluster_model::formats::PLAN_LINE_MAX_BUILD_ID
+            && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    });
+    id_ok && m.path.starts_with('/') && !m.path.contains(['\t', '\n'])
+}
+
+/// What the runtime applies of `plan`, planned writes deferred below
+/// `threshold`: the plan line text for the library and what to tell.
+pub fn decide(plan: &Plan, threshold: usize) -> Prepared {
     let mut out = Prepared::default();
     let mut sites = String::new();
     let mut buffer: usize = 64 * 1024;
     let mut modules = String::new();
     for (i, m) in plan.modules.iter().enumerate().take(MAX_MODULES) {
-        if !m.path.contains(['\t', '\n']) {
+        if passable(m) {
             let id = m.build_id.as_deref().unwrap_or("-");
             let _ = writeln!(modules, "module\t{i}\t{id}\t{}", m.path);
         }
     }
     // Room for the sites: what the library holds, what the environment passes.
-    let mut room = MAX_SPEC.saturating_sub(SPEC_HEADER.len() + "\nbuffer\t1048576\n".len() + modules.len());
+    let longest_buffer = format!("\nbuffer\t{MAX_BUFFER}\n");
+    let mut room = MAX_SPEC.saturating_sub(SPEC_HEADER.len() + longest_buffer.len() + modules.len());
     let (mut n_sites, mut dropped, mut dropped_clusters) = (0usize, 0usize, Vec::new());
     for c in &plan.clusters {
         let head = format!("plan cluster #{} {}", c.id, c.rule);
@@ -199,10 +219,17 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
                 continue;
             }
             let module = plan.modules.iter().position(|m| m.path == l.module);
-            let Some(m) = module.filter(|_| !l.module.contains(['\t', '\n'])) else {
-                out.refused.push(not("its module's path cannot be passed to the library"));
+            let Some(m) = module.filter(|&m| passable(&plan.modules[m])) else {
+                out.refused.push(not(
+                    "its module cannot be passed to the library (its path is not absolute or holds a tab or a \
+                     newline, or its build-id is not lowercase hexadecimal of at most 64 bytes)",
+                ));
                 continue;
             };
+            if nr > i32::MAX as u32 || c.id > i32::MAX as u32 {
+                out.refused.push(not("its cluster id or system call number is beyond what the library reads (an int)"));
+                continue;
+            }
             let param = if kind == "write" { threshold } else { 0 };
             let label = l.short().replace(['\t', '\n'], " ");
             let line = format!("site\t{kind}\t{m}\t{:x}\t{nr}\t{param}\t{}\t{label}\n", site, c.id);
@@ -220,7 +247,7 @@ fn decide(plan: &Plan, threshold: usize) -> Prepared {
         }
         if c.mechanism == "writev-coalescing" {
             let b = c.parameters.get("buffer").and_then(|b| b.replace(',', "").parse::<usize>().ok());
-            buffer = buffer.max(b.unwrap_or(0).min(1 << 20));
+            buffer = buffer.max(b.unwrap_or(0).min(MAX_BUFFER));
         }
         if !done.is_empty() {
             let mut line = format!("{head}: {} {}", what(&c.mechanism, threshold), done.join(", "));
@@ -385,6 +412,38 @@ mod tests {
             "{}",
             out.refused[0]
         );
+    }
+
+    #[test]
+    fn every_site_kind_is_one_the_library_reads() {
+        let calls = ["write", "writev", "gettimeofday", "clock_gettime", "time", "getpid", "gettid", "lseek", "read"];
+        let mechanisms = ["writev-coalescing", "vdso-clock", "cache-id", "pread"];
+        let mut kinds: Vec<&str> = Vec::new();
+        for m in mechanisms {
+            for c in calls {
+                if let Treatment::Site(k) = treatment(m, c) {
+                    kinds.push(k);
+                }
+            }
+        }
+        kinds.sort_unstable();
+        kinds.dedup();
+        let mut known = syscluster_model::formats::PLAN_LINE_SITE_KIND_NAMES.to_vec();
+        known.sort_unstable();
+        assert_eq!(kinds, known, "the site kinds written are those of data/formats.tsv");
+    }
+
+    #[test]
+    fn a_module_the_library_cannot_read_is_not_passed() {
+        let mut p = plan("/nonexistent/prog", &[("clock-vdso", "vdso-clock", &[("gettimeofday", 96, 32)], "")]);
+        for bad in ["ABCD", "abc", "", "0x12", &"ab".repeat(65)] {
+            p.modules[0].build_id = Some(bad.to_string());
+            let out = decide(&p, 4096);
+            assert!(out.spec.is_empty(), "build-id {bad:?}: {}", out.spec);
+            assert!(out.refused[0].contains("its module cannot be passed"), "{:?}", out.refused);
+        }
+        p.modules[0].build_id = Some("ab".repeat(64));
+        assert!(!decide(&p, 4096).spec.is_empty(), "64 bytes of build-id are passed");
     }
 
     #[test]

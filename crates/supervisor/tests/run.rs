@@ -77,6 +77,18 @@ fn same(make: impl Fn(&str) -> Vec<String>) {
     }
 }
 
+/// The python3 interpreter itself (not a launcher such as pyenv's shim),
+/// found at run time: no test names a path of one distribution.
+fn python3() -> String {
+    let o = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs (scripts/install-deps.sh installs it)");
+    let exe = String::from_utf8(o.stdout).unwrap().trim().to_string();
+    assert!(o.status.success() && Path::new(&exe).is_file(), "python3 names no interpreter: {exe:?}");
+    exe
+}
+
 fn input(dir: &str, len: usize) -> String {
     let p = format!("{dir}/../in");
     if !Path::new(&p).exists() {
@@ -106,7 +118,7 @@ fn dd_bs_512() {
 fn python_small_writes() {
     same(|d| {
         vec![
-            "/usr/bin/python3".into(),
+            python3(),
             "-c".into(),
             format!("import os\nfd = os.open('{d}/out', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\nfor i in range(200000): os.write(fd, b'%d,' % i)\n"),
         ]
@@ -118,7 +130,7 @@ fn python_exit_without_cleanup() {
     // os._exit skips Python's and libc's cleanup: the runtime's _exit wrapper must flush.
     same(|d| {
         vec![
-            "/usr/bin/python3".into(),
+            python3(),
             "-c".into(),
             format!("import os\nfd = os.open('{d}/out', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\nfor i in range(50000): os.write(fd, b'%d;' % i)\nos._exit(7)\n"),
         ]
@@ -196,8 +208,8 @@ fn two_processes_appending_keep_each_record_whole() {
         "import os, sys\nfd = os.open('{}', os.O_WRONLY | os.O_CREAT | os.O_APPEND)\nfor i in range(30000): os.write(fd, b'%s%06d\\n' % (sys.argv[1].encode(), i))\n",
         f.display()
     );
-    let script = "/usr/bin/python3 -c \"$0\" A & /usr/bin/python3 -c \"$0\" B & wait";
-    let st = run(&args(&["sh", "-c", script, &code]), &opts()).unwrap();
+    let script = "\"$1\" -c \"$0\" A & \"$1\" -c \"$0\" B & wait";
+    let st = run(&args(&["sh", "-c", script, &code, &python3()]), &opts()).unwrap();
     assert!(st.success());
     let data = fs::read_to_string(&f).unwrap();
     let (mut a, mut b) = (0, 0);
@@ -295,16 +307,20 @@ fn static_and_setuid_programs_are_reported_and_run_unchanged() {
     assert_eq!(st.code(), Some(3));
     assert_eq!(fs::read(t.path().join("out")).unwrap().len(), 8000);
 
+    // The same program dynamically linked: interposable, but not set-user-ID.
+    let dynamic = t.path().join("dynamic");
+    let built = Command::new("gcc").arg("-o").arg(&dynamic).arg(&src).status().unwrap().success();
+    assert!(built, "gcc failed");
+    assert_eq!(check_program(&dynamic), Interposable::Yes);
     let suid = t.path().join("suid");
-    fs::copy("/usr/bin/true", &suid).unwrap();
+    fs::copy(&dynamic, &suid).unwrap();
     fs::set_permissions(&suid, fs::Permissions::from_mode(0o4755)).unwrap();
     assert!(matches!(check_program(&suid), Interposable::No(w) if w.contains("set-user-ID")));
-    assert_eq!(check_program(Path::new("/usr/bin/dd")), Interposable::Yes);
     // A script is judged by its interpreter.
     let script = t.path().join("script");
     fs::write(&script, format!("#!{}\n", bin.display())).unwrap();
     assert!(matches!(check_program(&script), Interposable::No(_)));
-    // Through a chain of scripts as deep as the kernel follows; preload/test/run.sh
+    // Through a chain of scripts as deep as the kernel follows; preload/test/exec-chain.test.sh
     // checks that the library's exec wrappers reach the same verdict.
     let mut prev = bin.clone();
     for depth in 1..=syscluster_supervisor::MAX_SCRIPT_DEPTH {

@@ -141,17 +141,24 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             None => notes
                 .push("the profile has no value profiles: check that these seeks are absolute (SEEK_SET)".to_string()),
         }
-        // Two calls returning to one place were made by one library call
-        // (stdio's fseek seeks and refills its buffer): that call is what
-        // changes, the program has no lseek of its own to replace.
-        if let (Some(sa), Some(sb)) = (f.top_site(e.from), f.top_site(e.to)) {
-            if sa == sb {
-                notes.push(format!(
-                    "both calls return to {}: one library call made them (stdio's fseek, for one), so the rewrite is of that call — e.g. fseek + fread to p{} — not of an lseek in the program",
-                    sa.short(),
-                    b.syscall
-                ));
-            }
+        // Two calls returning to one place were made by libc, not by the
+        // code there: a stdio stream's fseek (on a stream being read it
+        // seeks to a block and refills the buffer; on one being written
+        // it writes what the last fwrite buffered, then seeks). The code
+        // calls fseek and fread/fwrite, and that is what changes.
+        let stdio = f.top_site(e.from).filter(|sa| f.top_site(e.to).as_ref() == Some(sa));
+        if let Some(sa) = &stdio {
+            notes.push(if b.syscall == "read" {
+                format!(
+                    "both calls return to {}: one libc call made them — stdio's fseek on a stream being read seeks and refills the stream's buffer — so the rewrite is of the stdio calls there (fseek + fread to pread on the stream's descriptor), not of an lseek in the code",
+                    sa.short()
+                )
+            } else {
+                format!(
+                    "both calls return to {}: libc made them — stdio's fseek on a stream being written writes what the last fwrite buffered, then seeks; each lseek → write pair is one fseek's seek and the next one's write — so the rewrite is of the stdio calls there (fseek + fwrite to pwrite on the stream's descriptor), not of an lseek in the code",
+                    sa.short()
+                )
+            });
         }
         let arg = "count";
         let size = f
@@ -196,15 +203,34 @@ fn seek_then_transfer(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
                 ),
             },
             applicable_here: true,
-            // libmulticall fuses a seek with a read (seek_pread), not with a write.
-            how: if b.syscall == "read" {
-                "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into()
-            } else {
-                "by hand (the sketch)".into()
+            // libmulticall fuses a seek with a read (seek_pread), not with a
+            // write, and not what libc makes inside fseek.
+            how: match (&stdio, b.syscall.as_str()) {
+                (Some(sa), _) => format!("by hand at the stdio calls of {} (the sketch)", sa.short()),
+                (None, "read") => {
+                    "by hand (the sketch), or libmulticall's fusion backend (seek_pread) in a multi-call".into()
+                }
+                (None, _) => "by hand (the sketch)".into(),
             },
             mechanism: None,
-            sketch: None,
+            sketch: stdio.map(|_| stdio_sketch(&b.syscall, size)),
         });
+    }
+}
+
+/// The pread/pwrite rewrite of code that seeks through stdio: what it
+/// calls is fseek and fread/fwrite, which make the lseek and the transfer.
+fn stdio_sketch(transfer: &str, size: u64) -> (String, String) {
+    if transfer == "read" {
+        (
+            format!("fseek(f, off, SEEK_SET);          /* libc: lseek, then read of {size} B into the stream's buffer */\nn = fread(buf, 1, len, f);"),
+            "n = pread(fileno(f), buf, len, off);   /* one crossing; the stream's position and buffer are not used */".into(),
+        )
+    } else {
+        (
+            "fseek(f, off, SEEK_SET);          /* libc: write of what the last fwrite buffered, then lseek */\nfwrite(buf, 1, len, f);".into(),
+            "fflush(f);                               /* once, before the first piece */\npwrite(fileno(f), buf, len, off);   /* per piece: one crossing; the stream's position is not moved */".into(),
+        )
     }
 }
 

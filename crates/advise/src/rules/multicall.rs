@@ -130,7 +130,8 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             format!("libmulticall {specific} with the kmod backend")
         } else {
             format!(
-                "libmulticall {specific} with the kmod backend — not on this machine (no {}; the kernel takes no modules): use the fusion rewrites of the same calls",
+                "libmulticall {specific} with the kmod backend — not on {} (no {}; the kernel takes no modules): use the fusion rewrites of the same calls",
+                f.opts.host_name(),
                 f.host.kmod.device
             )
         }

@@ -34,7 +34,11 @@ pub fn run(a: AdviseArgs) -> Result<i32, Failure> {
         quiet: a.quiet,
     };
     let (cal, cal_path) = calibration_for(&choice, &host)?;
-    let opts = AdviseOptions { min_repeats: a.min_repeats.max(1), ..Default::default() };
+    let opts = AdviseOptions {
+        min_repeats: a.min_repeats.max(1),
+        host_file: a.host.as_ref().map(|h| h.display().to_string()),
+        ..Default::default()
+    };
     let mut advice = advice(&profile, cal.as_ref(), cal_path, &host, &opts);
     if let Some(dir) = &a.remarks {
         let remarks = syscluster_advise::remarks::load_dir(dir).map_err(Failure::new)?;

@@ -35,6 +35,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Failure> {
             let code = if io.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
             Failure::with_code(e.to_string(), code)
         }
+        RecordError::Launch(LaunchError::Interrupted(sig)) => Failure::with_code(e.to_string(), 128 + sig),
         other => Failure::new(other.to_string()),
     })?;
     for note in &rec.notes {

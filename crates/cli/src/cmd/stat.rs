@@ -71,8 +71,6 @@ pub(crate) fn launch_failure(e: syscluster_record::LaunchError) -> Failure {
     Failure::with_code(e.to_string(), code)
 }
 
-pub(crate) use syscluster_report::{spread, text::secs};
-
 /// How `stat` and `verify` count crossings: aggregate mode, nodes by
 /// name, nothing else collected (with ptrace when asked).
 pub(crate) fn counting_options(ptrace: bool) -> RecordOptions {

@@ -7,11 +7,10 @@
 //! both variants; afterwards the copy is moved aside (copied off the tmpfs
 //! with --fs-limit) and compared with the other variant's.
 
-use super::stat::{launch_failure, secs, spread, timed_run};
+use super::stat::{launch_failure, timed_run};
 use crate::flags::VerifyArgs;
 use crate::Failure;
 use std::ffi::{CString, OsString};
-use std::fmt::Write as _;
 use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -20,12 +19,11 @@ use std::path::{Path, PathBuf};
 use syscluster_record::launch::ExitStatus;
 use syscluster_record::ptrace::fault::Fault;
 use syscluster_record::RecordOptions;
+use syscluster_report::{text::Text, Exit, Render, ReportOptions, Variant, Verification};
 
 /// Largest directory verify copies, in bytes and in entries.
 const MAX_COPY_BYTES: u64 = 256 << 20;
 const MAX_COPY_ENTRIES: usize = 20_000;
-/// Differences listed before "and N more".
-const MAX_SHOWN: usize = 8;
 
 /// Exit status when verify itself cannot run.
 fn cannot(message: impl Into<String>) -> Failure {
@@ -374,10 +372,6 @@ impl Runner {
     }
 }
 
-fn shell_words(argv: &[OsString]) -> String {
-    argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
-}
-
 /// A printable excerpt of `bytes` around `at`: escapes, and where `at` is.
 fn excerpt(bytes: &[u8], at: usize) -> String {
     let from = at.saturating_sub(16);
@@ -585,7 +579,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
     drop(runner);
 
     // Faults that never fired test nothing.
-    let mut fault_notes = Vec::new();
+    let mut faults_injected = Vec::new();
     for (k, f) in faults.iter().enumerate() {
         let most = |fig: &Figures| fig.faults_seen.iter().map(|v| v[k]).min().unwrap_or(0);
         let (sa, sb) = (most(&fa), most(&fb));
@@ -610,58 +604,34 @@ pub fn run(a: VerifyArgs) -> Result<i32, Failure> {
                     if sa == 1 { "" } else { "s" }
                 ),
             )),
-            (true, true) => fault_notes.push(format!("{f} injected in both")),
+            (true, true) => faults_injected.push(f.to_string()),
         }
     }
 
-    let mut out = String::new();
-    let runs = a.runs;
-    let _ = writeln!(out, "syscluster verify ({} run{} each, interleaved)", runs, if runs == 1 { "" } else { "s" });
-    let _ = writeln!(out, "  original:  {}", shell_words(&original));
-    let _ = writeln!(out, "  candidate: {}", shell_words(&candidate));
-    if !fault_notes.is_empty() {
-        let _ = writeln!(out, "  faults:    {}", fault_notes.join("; "));
-    }
-    if let Some(s) = fs_limit {
-        let _ = writeln!(out, "  each copy on a tmpfs of {s} bytes");
-    }
-    let _ = writeln!(out, "\n  {:<22} {:>16} {:>16}", "(median of runs)", "original", "candidate");
-    let row = |out: &mut String, name: &str, x: String, y: String| {
-        let _ = writeln!(out, "  {name:<22} {x:>16} {y:>16}");
+    let side = |command: &[OsString], fig: Figures, files: (usize, usize, usize)| Variant {
+        command: command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        exit: match fig.exits[0] {
+            ExitStatus::Code(c) => Exit::Code(c),
+            ExitStatus::Signal(sig) => Exit::Signal(sig),
+        },
+        files,
+        wall: fig.wall,
+        user: fig.user,
+        system: fig.sys,
+        crossings: fig.crossings,
     };
-    let code_of = |s: ExitStatus| match s {
-        ExitStatus::Code(c) => c.to_string(),
-        ExitStatus::Signal(sig) => format!("killed({sig})"),
+    let code = if found.is_empty() { 0 } else { 1 };
+    let verification = Verification {
+        runs: a.runs,
+        original: side(&original, fa, files.0),
+        candidate: side(&candidate, fb, files.1),
+        traced: !faults.is_empty(),
+        faults_injected,
+        fs_limit,
+        differences: found,
     };
-    row(&mut out, "exit", code_of(fa.exits[0]), code_of(fb.exits[0]));
-    let (ca, cb) = files;
-    row(&mut out, "files created", ca.0.to_string(), cb.0.to_string());
-    row(&mut out, "files changed", ca.1.to_string(), cb.1.to_string());
-    row(&mut out, "files deleted", ca.2.to_string(), cb.2.to_string());
-    let traced = if faults.is_empty() { "" } else { " (ptrace)" };
-    row(&mut out, &format!("wall{traced}"), secs(spread(&fa.wall).1), secs(spread(&fb.wall).1));
-    if faults.is_empty() {
-        row(&mut out, "user", secs(spread(&fa.user).1), secs(spread(&fb.user).1));
-        row(&mut out, "system", secs(spread(&fa.sys).1), secs(spread(&fb.sys).1));
-    }
-    if !fa.crossings.is_empty() {
-        row(&mut out, "crossings", spread(&fa.crossings).1.to_string(), spread(&fb.crossings).1.to_string());
-    }
-    let code = if found.is_empty() {
-        let _ = writeln!(out, "\nsame: stdout, stderr, exit status and files are identical in every run");
-        0
-    } else {
-        let _ = writeln!(out, "\nDIFFERENT ({} difference{}):", found.len(), if found.len() == 1 { "" } else { "s" });
-        for (i, d) in found.iter().take(MAX_SHOWN) {
-            let run = if runs > 1 { format!("run {i}: ") } else { String::new() };
-            let _ = writeln!(out, "  - {run}{d}");
-        }
-        if found.len() > MAX_SHOWN {
-            let _ = writeln!(out, "  … and {} more", found.len() - MAX_SHOWN);
-        }
-        1
-    };
-    print!("{out}");
+    let out = Text.render(&verification, &ReportOptions::default());
+    std::io::Write::write_all(&mut std::io::stdout(), &out).map_err(|e| cannot(format!("stdout: {e}")))?;
     Ok(code)
 }
 

@@ -279,7 +279,7 @@ fn spawn_armed(argv: &[OsString], children: &dyn MapCore, counters: Counters) ->
     // Before the command is released: a signal sent once it has started
     // (by a script that waits for its first output) must find the handler
     // there, not kill the recorder.
-    crate::launch::forward_signals_to(child.pid);
+    crate::launch::forward_signals_to(child.pid)?;
     // SAFETY: see Counters; nothing runs in the kernel for it yet.
     unsafe {
         std::ptr::write_volatile(counters.live, 1);

@@ -90,7 +90,7 @@ pub fn record(
     tracer.start().map_err(|e| backend("cannot resume the command", e))?;
     // Before the command runs: a signal sent once it has started (by a
     // script that waits for its first output) finds the handler there.
-    launch::forward_signals_to(child.pid);
+    launch::forward_signals_to(child.pid)?;
     child.open_gate()?;
     let outcome = tracer.run().map_err(|e| backend("waiting for the command", e))?;
     let ran_ns = child.ran_ns();
