@@ -468,9 +468,10 @@ int64_t sc_now_ns(void)
     return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
-/* Maps a region and moves the slots into it (their headers; the buffers
- * are the region's).  Nothing may be pending in the slots it copies. */
-static struct sc_shared *region_new(void)
+/* Maps a region and moves the slots `from` into it (their headers; the
+ * buffers are the region's), with their bytes when `bytes`.  Nothing may be
+ * pending in the slots it copies. */
+static struct sc_shared *region_new(const struct sc_slot *from, int bytes)
 {
     size_t head = (sizeof(struct sc_shared) + 4095) & ~(size_t)4095;
     size_t len = head + SC_NSLOTS * G.cap;
@@ -481,7 +482,8 @@ static struct sc_shared *region_new(void)
     struct sc_shared *sh = m;
     char *bufs = (char *)m + head;
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
-        struct sc_slot *s = &sh->slots[i], *o = &G.slots[i];
+        struct sc_slot *s = &sh->slots[i];
+        const struct sc_slot *o = &from[i];
         memcpy(s, o, sizeof *s);
         atomic_store(&s->lock, 0);
         atomic_store(&s->owner, 0);
@@ -490,7 +492,9 @@ static struct sc_shared *region_new(void)
         atomic_store(&s->busy_waiter, 0);
         s->buf = bufs + (size_t)i * G.cap;
         s->cap = G.cap;
-        if (o->len && o->buf)
+        if (!bytes)
+            s->len = 0;
+        else if (o->len && o->buf)
             memcpy(s->buf, o->buf, o->len);
     }
     G.bufs = bufs;
@@ -507,7 +511,7 @@ int sc_region_create(void)
     sc_enter();
     sc_spin_lock(&G.bind_lock);
     if (!G.sh) {
-        struct sc_shared *sh = region_new();
+        struct sc_shared *sh = region_new(G.slots, 1);
         if (sh) {
             G.slots = sh->slots;
             __atomic_store_n(&G.sh, sh, __ATOMIC_RELEASE);
@@ -518,8 +522,31 @@ int sc_region_create(void)
     return G.sh ? 0 : -1;
 }
 
+/* The slot headers as they were at a fork, taken by the parent while it
+ * holds every slot lock, every slot written out (sc_region_fork_snapshot,
+ * from process.c's fork preparation).  After the fork the parent and its
+ * guardian go on with the region, which is shared memory -- in the child's
+ * mapping too, until the child replaces it.  So the child must neither
+ * read the slots there (a buffer the parent started since would be copied
+ * into the child's region and written out again by the child: the parent's
+ * records twice in the file) nor write them (resetting the locks it
+ * inherited held would free the parent's: the guardian's timed flush would
+ * then write out a buffer the parent was writing out).  This copy is in
+ * private memory: in the child it is the slots at the fork. */
+static struct sc_slot fork_slots[SC_NSLOTS];
+static struct sc_shared *fork_sh; /* the region fork_slots were taken from */
+
+/* Before a fork, every slot lock and bind_lock held (no region can appear). */
+void sc_region_fork_snapshot(void)
+{
+    fork_sh = G.sh;
+    if (fork_sh)
+        memcpy(fork_slots, fork_sh->slots, sizeof fork_slots);
+}
+
 /* In a fork child: the region is the parent's and its guardian's.  The
- * child gets its own (every slot was written out before the fork), so
+ * child gets its own, built from the slots at the fork (fork_slots: every
+ * one written out, bytes held after a failed flush left to the parent), so
  * that parent and child never share a slot. */
 void sc_region_forked(void)
 {
@@ -527,7 +554,7 @@ void sc_region_forked(void)
     if (!old)
         return;
     size_t old_len = G.sh_len;
-    struct sc_shared *sh = region_new();
+    struct sc_shared *sh = old == fork_sh ? region_new(fork_slots, 0) : NULL;
     if (!sh) {
         static struct sc_slot lone[SC_NSLOTS];
         for (unsigned i = 0; i < SC_NSLOTS; i++)

@@ -22,7 +22,11 @@ static size_t env_size(const char *name, size_t dflt)
     return *end ? dflt : (size_t)x;
 }
 
-static void atfork_prepare(void)
+/* Around a fork (glibc's fork() runs these as pthread_atfork handlers;
+ * wrap_proc.c's _Fork calls them itself): every slot is written out and
+ * stays locked across the fork, and the child starts from the slots as
+ * they were then (guardian.c, sc_region_fork_snapshot). */
+void sc_fork_prepare(void)
 {
     if (sc_mode() == SC_OFF)
         return;
@@ -33,10 +37,11 @@ static void atfork_prepare(void)
         sc_slot_lock(&G.slots[i]);
         sc_flush_locked(&G.slots[i]);
     }
+    sc_region_fork_snapshot();
     sc_spin_lock(&G.g_lock);
 }
 
-static void atfork_parent(void)
+void sc_fork_parent(void)
 {
     if (sc_mode() == SC_OFF)
         return;
@@ -47,16 +52,20 @@ static void atfork_parent(void)
     sc_leave();
 }
 
-static void atfork_child(void)
+void sc_fork_child(void)
 {
     if (sc_mode() == SC_OFF)
         return;
     G.pid = (int)sc_getpid();
     atomic_store(&G.g_lock, 0);
-    for (unsigned i = 0; i < SC_NSLOTS; i++) {
-        atomic_store(&G.slots[i].lock, 0);
-        atomic_store(&G.slots[i].owner, 0);
-    }
+    /* Slots in the region are the parent's, which runs on with them: the
+     * child never touches them (guardian.c, sc_region_forked, gives it
+     * unlocked copies).  Slots of our own (no region yet) are unlocked here. */
+    if (!G.sh)
+        for (unsigned i = 0; i < SC_NSLOTS; i++) {
+            atomic_store(&G.slots[i].lock, 0);
+            atomic_store(&G.slots[i].owner, 0);
+        }
     atomic_store(&G.bind_lock, 0);
     if (sc_fast_ok)
         sc_fast_register(); /* this process's own registration (a no-op: fork keeps it) */
@@ -133,7 +142,7 @@ __attribute__((constructor(101))) static void sc_init(void)
                   culprit, planned ? " (the plan is not applied)" : "");
         return;
     }
-    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    pthread_atfork(sc_fork_prepare, sc_fork_parent, sc_fork_child);
     atomic_store(&G.mode, SC_ACTIVE);
     sc_fast_register();
 #ifdef SC_TEST_NO_GUARDIAN

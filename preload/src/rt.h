@@ -283,6 +283,9 @@ int sc_vfork_check(void) SC_HIDDEN;
 static inline int sc_vfork_child(void) { return sc_unlikely(sc_tls.vfork) && sc_vfork_check(); }
 /* process.c */
 void sc_process_end(void) SC_HIDDEN;
+void sc_fork_prepare(void) SC_HIDDEN;
+void sc_fork_parent(void) SC_HIDDEN;
+void sc_fork_child(void) SC_HIDDEN;
 
 /* The runtime acts in this process: it is on, and this is not a vfork
  * child (which shares our memory but must not touch our state). */
@@ -364,6 +367,7 @@ int sc_guardian_lost(void) SC_HIDDEN;
 int sc_region_create(void) SC_HIDDEN;
 /* madvise(MADV_DONTFORK or MADV_DOFORK) of the program's, noted: 0 or -errno. */
 long sc_madvise_fork(uintptr_t lo, size_t len, int advice) SC_HIDDEN;
+void sc_region_fork_snapshot(void) SC_HIDDEN;
 void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
 

@@ -122,28 +122,22 @@ SC_EXPORT int madvise(void *addr, size_t len, int advice)
     return 0;
 }
 
-/* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does not. */
+/* glibc's fork() runs our pthread_atfork handlers (process.c); _Fork does
+ * not, so it runs them itself: the child's slots are a copy of the parent's
+ * taken with every slot locked, not read from the region the parent goes on
+ * using (guardian.c, sc_region_fork_snapshot).  The guardian's clone is
+ * held off meanwhile (g_lock: it marks the program's memory not to be
+ * copied, guardian.c). */
 SC_EXPORT pid_t _Fork(void)
 {
     if (!sc_live())
         return SC_REAL(_Fork)();
-    sc_publish();
-    sc_may_share();
-    /* As fork()'s atfork handlers do: not while a guardian's clone has the
-     * program's memory marked not to be copied (guardian.c). */
-    sc_enter();
-    sc_spin_lock(&G.g_lock);
+    sc_fork_prepare();
     pid_t r = SC_REAL(_Fork)();
-    if (r == 0) {
-        atomic_store(&G.g_lock, 0);
-        G.pid = (int)sc_getpid();
-        sc_guardian_forget(); /* a region of our own first: see atfork_child (process.c) */
-        sc_forget_held();
-        sc_plan_forked();
-    } else {
-        sc_spin_unlock(&G.g_lock);
-    }
-    sc_leave();
+    if (r == 0)
+        sc_fork_child();
+    else
+        sc_fork_parent();
     return r;
 }
 

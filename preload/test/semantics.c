@@ -6,7 +6,9 @@
  *                            MODE: return exit _exit quick_exit pthread abort
  *                            exec vfork-exec
  *   semantics DIR interleave N   short lines to fd 1 and fd 2 in turn (with
- *                            large writes among them), for `> log 2>&1` */
+ *                            large writes among them), for `> log 2>&1`
+ *   semantics DIR futex N    shared_futex_publishes N times, numbered records
+ *   semantics DIR forks N    N forks (_Forks N: _Fork) while a thread writes */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -399,35 +401,136 @@ static int end_by(const char *mode)
 /* A futex wake on shared memory tells another process something: what the
  * program wrote before it must be in the file by then.  The child, forked
  * before the write, waits on the futex and measures the file when woken; the
- * parent wakes until a wake finds it waiting. */
+ * parent wakes until a wake finds it waiting.  21 numbered 8-byte records
+ * (the first few direct, the rest deferred): the child must see all 168
+ * bytes, and the file hold each record once.  n rounds (a fork child that
+ * touched the parent's slots wrote them twice: docs/RUNTIME.md, "Fork children");
+ * on a failure it says what the child saw and what the file holds.
+ * Returns the number of failed rounds. */
+static int futex_rounds(long n)
+{
+    int bad = 0;
+    for (long k = 0; k < n; k++) {
+        char *f = path("futex-rounds");
+        int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (w < 0 || word == MAP_FAILED)
+            return 1;
+        pid_t child = fork();
+        if (child == 0) {
+            while (syscall(SYS_futex, word, 0 /* FUTEX_WAIT, shared */, 0, NULL, NULL, 0) != 0 && errno == EINTR)
+                ;
+            _exit((int)fsize(w) / 8);
+        }
+        if (child < 0)
+            return 1;
+        char rec[16];
+        for (int i = 0; i < 21; i++) {
+            snprintf(rec, sizeof rec, "r%06d\n", i);
+            if (!wr(w, rec)) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                return 1;
+            }
+        }
+        long woken = 0;
+        for (int i = 0; i < 10000 && woken == 0; i++) {
+            woken = syscall(SYS_futex, word, 1 /* FUTEX_WAKE, shared */, 1, NULL, NULL, 0);
+            if (woken == 0)
+                usleep(1000);
+        }
+        int st = 0;
+        if (woken != 1)
+            kill(child, SIGKILL); /* never waited: do not wait for it */
+        waitpid(child, &st, 0);
+        munmap(word, 4096);
+        long size = fsize(w);
+        close(w);
+        int seen = WIFEXITED(st) ? WEXITSTATUS(st) * 8 : -1;
+        if (woken == 1 && seen == 168 && size == 168)
+            continue;
+        bad++;
+        printf("FAIL futex round %ld: woken %ld, the child saw %d bytes, the file has %ld (want 168):", k, woken, seen,
+               size);
+        char buf[4096];
+        int r = open(f, O_RDONLY);
+        ssize_t got = r >= 0 ? read(r, buf, sizeof buf) : -1;
+        for (ssize_t i = 0; i + 8 <= got; i += 8)
+            printf(" %.7s", buf + i);
+        printf("\n");
+        if (r >= 0)
+            close(r);
+    }
+    return bad;
+}
+
 static void shared_futex_publishes(void)
 {
-    char *f = path("futex");
-    int w = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(w >= 0 && word != MAP_FAILED, "setup");
-    pid_t child = fork();
-    if (child == 0) {
-        while (syscall(SYS_futex, word, 0 /* FUTEX_WAIT, shared */, 0, NULL, NULL, 0) != 0 && errno == EINTR)
-            ;
-        _exit((int)fsize(w) / 8);
+    if (futex_rounds(1) != 0) {
+        failures++;
+        return;
     }
-    CHECK(child > 0, "fork");
-    CHECK(warm(w, 20) && wr(w, "12345678"), "write");
-    long woken = 0;
-    for (int i = 0; i < 10000 && woken == 0; i++) {
-        woken = syscall(SYS_futex, word, 1 /* FUTEX_WAKE, shared */, 1, NULL, NULL, 0);
-        if (woken == 0)
-            usleep(1000);
-    }
-    int st = 0;
-    waitpid(child, &st, 0);
-    CHECK(woken == 1, "the child never waited");
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 21, "the child saw %d bytes at the wake, want 168",
-          WIFEXITED(st) ? WEXITSTATUS(st) * 8 : -1);
-    munmap(word, 4096);
-    close(w);
     printf("ok shared_futex_publishes\n");
+}
+
+/* A thread appends numbered records while the main thread forks children
+ * that end at once (with fork(), or with _Fork() when `raw`): the parent's
+ * deferred bytes are its own, so the file holds every record once, in
+ * order.  A child that copied a buffer the parent had started since the
+ * fork wrote it out again at its exit (docs/RUNTIME.md, "Fork children"). */
+static _Atomic int forks_done;
+static long forks_written;
+
+static void *fork_writer(void *arg)
+{
+    int fd = *(int *)arg;
+    char rec[16];
+    long i = 0;
+    while (!forks_done && i < 4000000) /* 32 MB at most */ {
+        snprintf(rec, sizeof rec, "%07ld\n", i);
+        if (!wr(fd, rec))
+            break;
+        i++;
+    }
+    forks_written = i;
+    return NULL;
+}
+
+static int forks_while_writing(long n, int raw)
+{
+    char *f = path("forks");
+    int fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pthread_t t;
+    if (fd < 0 || pthread_create(&t, NULL, fork_writer, &fd) != 0)
+        return 1;
+    for (long k = 0; k < n; k++) {
+        pid_t c = raw ? _Fork() : fork();
+        if (c == 0)
+            _exit(0);
+        if (c < 0 || waitpid(c, NULL, 0) != c)
+            return 1;
+    }
+    forks_done = 1;
+    pthread_join(t, NULL);
+    if (close(fd) != 0)
+        return 1;
+    FILE *in = fopen(f, "r");
+    if (!in)
+        return 1;
+    char line[64];
+    long i = 0, bad = -1;
+    while (fgets(line, sizeof line, in)) {
+        if (bad < 0 && (strlen(line) != 8 || atol(line) != i))
+            bad = i;
+        i++;
+    }
+    fclose(in);
+    if (bad >= 0 || i != forks_written) {
+        printf("FAIL forks: %ld records written, %ld in the file, the first wrong at %ld\n", forks_written, i, bad);
+        return 1;
+    }
+    printf("ok forks: %ld records, %ld forks\n", i, n);
+    return 0;
 }
 
 /* Each short write observed at once (lseek(SEEK_CUR) after each): the
@@ -458,6 +561,14 @@ int main(int argc, char **argv)
         return end_by(argv[3]);
     if (argc == 4 && !strcmp(argv[2], "interleave"))
         return interleave(atol(argv[3]));
+    if (argc == 4 && !strcmp(argv[2], "futex")) {
+        if (futex_rounds(atol(argv[3])) != 0)
+            return 1;
+        printf("ok futex: %ld rounds\n", atol(argv[3]));
+        return 0;
+    }
+    if (argc == 4 && (!strcmp(argv[2], "forks") || !strcmp(argv[2], "_Forks")))
+        return forks_while_writing(atol(argv[3]), argv[2][0] == '_');
     if (argc == 4 && !strcmp(argv[2], "observed"))
         return observed(atol(argv[3]));
     observe_same_process();
