@@ -8,6 +8,7 @@
 //   CopyLoop.cpp    the rotated copy loop → looped multi-call (§3.3.3, §3.4)
 //   Regions.cpp     straight-line regions → one mc_run (fig. 6, fig. 7)
 //   Gain.cpp        never a slower program: the gain of each replacement
+//   SeekRead.cpp    lseek + read as one pread, the file position kept pending
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -136,6 +137,14 @@ private:
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
                                          std::string &Estimate);
   Instruction *replaceRegion(RegionShape &Shape, unsigned long MinRuns);
+  // lseek + read as one pread (SeekRead.cpp): for each descriptor global,
+  // its kind (asked once per descriptor it holds) and the position the
+  // replaced pairs left pending.
+  DenseMap<GlobalVariable *, std::pair<GlobalVariable *, GlobalVariable *>> Positions;
+  std::optional<Refusal> positionTrackable(GlobalVariable *G);
+  GlobalVariable *seekReadGlobal(const RegionShape &Shape);
+  Instruction *replaceSeekRead(RegionShape &Shape, GlobalVariable *G);
+  void trackPositions();
   void applyRegions(const PlanCluster &C, const std::string &Name,
                     std::vector<std::tuple<const Site *, const Site *, uint64_t>> &Edges,
                     const DenseMap<const Site *, uint64_t> &Recorded);

@@ -68,6 +68,27 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
              Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
       continue;
     }
+    // lseek + read on a descriptor global of this translation unit: one
+    // pread, one crossing fewer per run and no context (SeekRead.cpp).
+    if (GlobalVariable *G = seekReadGlobal(Shape)) {
+      if (auto Why = positionTrackable(G)) {
+        analysis(R.front()->S.Call, "NotPread",
+                 Name + ": " + What + " is not one pread: " + Why->Condition + ": " + Why->Detail);
+      } else {
+        std::string Msg = Name + ": " + What + " became one pread (the plan's mechanism; " +
+                          "__syscluster_seek_read): one crossing instead of two on a regular file or block device, "
+                          "the position the pair leaves kept pending for " + G->getName().str() +
+                          "'s other uses, the two calls as written elsewhere";
+        const CallBase *At = R.front()->S.Call;
+        ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
+        Instruction *MC = replaceSeekRead(Shape, G);
+        for (const SyscallSite &S : Shape.Calls)
+          Replaced[S.Call] = {MC, C.Id};
+        Changed.insert(F);
+        FAM.invalidate(*F, PreservedAnalyses::none());
+        continue;
+      }
+    }
     uint64_t Runs = ~uint64_t(0);
     for (const Site *S : R)
       Runs = std::min(Runs, Recorded.lookup(S));

@@ -85,6 +85,7 @@ bool ClusterPass::run(const Plan &P) {
   collectSites();
   for (const PlanCluster &C : P.Clusters)
     applyCluster(C);
+  trackPositions();
   for (Function *F : Changed)
     FAM.invalidate(*F, PreservedAnalyses::none());
   return !Changed.empty();

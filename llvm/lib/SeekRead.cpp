@@ -1,0 +1,187 @@
+//===- SeekRead.cpp - lseek + read as one pread, the position kept ---------===//
+//
+// A straight-line region `lseek(fd, pos, SEEK_SET)` → `read(fd, buf, n)`
+// gains nothing from a multi-call on a host without the kernel module: no
+// fusion rule merges one segment (libmulticall's seek_pread makes it a
+// preadv and an lseek, two crossings).  Where the descriptor lives in a
+// global of this translation unit only, the pair is one pread — the plan's
+// own mechanism (advise's `pread` rule), one crossing instead of two, no
+// context, nothing to pay first — and the position the pair would have
+// left is kept pending: set with one lseek before anything else is given
+// the descriptor (another read or write, an lseek, a close, a call into
+// other code, a store of another descriptor into the global), only if one
+// is pending.  fsck.fat's fs_read (docs/COMPILER.md).
+//
+//===----------------------------------------------------------------------===//
+#include "ClusterPass.h"
+
+#include "llvm/IR/IRBuilder.h"
+
+namespace syscluster {
+
+static constexpr const char *SeekReadFn = "__syscluster_seek_read";
+static constexpr const char *SyncFn = "__syscluster_position_sync";
+
+/// The global V is loaded from: a simple load of an integer global that
+/// only this translation unit can name.
+static GlobalVariable *descriptorGlobal(const Value *V) {
+  auto *LI = dyn_cast<LoadInst>(V);
+  if (!LI || !LI->isSimple())
+    return nullptr;
+  auto *G = dyn_cast<GlobalVariable>(const_cast<Value *>(LI->getPointerOperand()));
+  if (!G || !G->hasLocalLinkage() || !G->getValueType()->isIntegerTy())
+    return nullptr;
+  return G;
+}
+
+static bool isSeekSet(const SyscallSite &S) {
+  return S.Name == "lseek" && S.FirstArg == 0 && S.Call->arg_size() == 3 &&
+         isa<ConstantInt>(S.Call->getArgOperand(2)) && cast<ConstantInt>(S.Call->getArgOperand(2))->isZero();
+}
+
+/// Whether the file position of the descriptor in G can be kept as the
+/// program would see it: G is this translation unit's own (internal, its
+/// address never taken: only plain loads and stores of it), and every
+/// descriptor loaded from it goes to a comparison or is an argument of a
+/// call — before each of which (but the position-free ones: pread, pwrite,
+/// fsync, fdatasync, fstat, ftruncate) trackPositions sets the pending
+/// position.
+std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
+  std::string Name = G->getName().str();
+  for (const User *U : G->users()) {
+    auto What = [](const User *X) {
+      return isa<Instruction>(X) ? describe(cast<Instruction>(X)) : std::string("a constant expression");
+    };
+    if (auto *SI = dyn_cast<StoreInst>(U)) {
+      if (SI->getPointerOperand() != G || !SI->isSimple())
+        return Refusal{"position", What(SI) + " stores " + Name + " itself somewhere, or is not a plain store"};
+      continue;
+    }
+    auto *LI = dyn_cast<LoadInst>(U);
+    if (!LI || !LI->isSimple() || LI->getPointerOperand() != G)
+      return Refusal{"position", "the address of " + Name + " is taken (" + What(U) + ")"};
+    for (const User *LU : LI->users())
+      if (!isa<ICmpInst>(LU) && !isa<CallBase>(LU))
+        return Refusal{"position", "the descriptor in " + Name + " goes to " + What(LU) +
+                                       ", which the pass does not follow"};
+  }
+  return std::nullopt;
+}
+
+/// The region is lseek(G, pos, SEEK_SET), checked, → read(G, buf, n) on one
+/// descriptor global G: returns G, else null (the region goes on to the
+/// multi-call's own decision).
+GlobalVariable *ClusterPass::seekReadGlobal(const RegionShape &Shape) {
+  if (Shape.Calls.size() != 2 || !isSeekSet(Shape.Calls[0]) || Shape.Calls[1].Name != "read" ||
+      Shape.Calls[1].FirstArg != 0 || !(Shape.Checked[0] || Shape.Full[0]))
+    return nullptr;
+  for (const auto &Args : Shape.Args)
+    for (const RegionShape::Arg &A : Args)
+      if (A.Ref >= 0)
+        return nullptr;
+  GlobalVariable *G = descriptorGlobal(Shape.Args[0][0].Literal);
+  if (!G || descriptorGlobal(Shape.Args[1][0].Literal) != G)
+    return nullptr;
+  return G;
+}
+
+/// The pair becomes __syscluster_seek_read (llvm/runtime/seek_read.c): a
+/// pread where the descriptor is a regular file or a block device and the
+/// pread transfers its whole count (then the lseek would have returned pos
+/// and the read the same bytes), the position it would have left pending;
+/// else the lseek and the read as written.  G's two companions: the
+/// descriptor's kind (asked once, forgotten at every store to G and every
+/// close) and the pending position (-1: none).
+Instruction *ClusterPass::replaceSeekRead(RegionShape &Shape, GlobalVariable *G) {
+  LLVMContext &Ctx = M.getContext();
+  CallBase *Seek = Shape.Calls[0].Call, *Read = Shape.Calls[1].Call;
+  Function &F = *Seek->getFunction();
+  Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
+  for (LoadInst *LI : Shape.Hoist)
+    LI->moveBefore(Seek);
+  for (Instruction *I : Shape.Moved)
+    I->moveBefore(Seek);
+
+  auto &State = Positions[G];
+  if (!State.first) {
+    State.first = new GlobalVariable(M, I32, false, GlobalValue::InternalLinkage, ConstantInt::get(I32, 0),
+                                     "syscluster.fdkind." + G->getName());
+    State.second = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::getSigned(I64, -1),
+                                      "syscluster.pending." + G->getName());
+  }
+
+  IRBuilder<> EB(&F.getEntryBlock(), F.getEntryBlock().getFirstInsertionPt());
+  AllocaInst *SeekResult = EB.CreateAlloca(I64, nullptr, "syscluster.seek");
+  IRBuilder<> B(Seek);
+  B.SetCurrentDebugLocation(Seek->getDebugLoc());
+  FunctionCallee Fn = M.getOrInsertFunction(
+      SeekReadFn, FunctionType::get(I64, {I32, I64, Ptr, I64, I32, Ptr, Ptr, Ptr}, false));
+  Value *Pos = Shape.Args[0][1].Literal, *Buf = Shape.Args[1][1].Literal;
+  Pos = Pos->getType()->isPointerTy() ? B.CreatePtrToInt(Pos, I64) : B.CreateSExtOrTrunc(Pos, I64);
+  if (!Buf->getType()->isPointerTy())
+    Buf = B.CreateIntToPtr(Buf, Ptr);
+  CallInst *Call = B.CreateCall(Fn, {B.CreateSExtOrTrunc(Shape.Args[1][0].Literal, I32), Pos, Buf,
+                                     B.CreateZExtOrTrunc(Shape.Args[1][2].Literal, I64),
+                                     B.getInt32(Shape.Full[0] ? 1 : 0), SeekResult, State.first, State.second});
+  Seek->replaceAllUsesWith(B.CreateSExtOrTrunc(B.CreateLoad(I64, SeekResult), Seek->getType()));
+  B.SetCurrentDebugLocation(Read->getDebugLoc());
+  Read->replaceAllUsesWith(B.CreateSExtOrTrunc(Call, Read->getType()));
+  Seek->eraseFromParent();
+  Read->eraseFromParent();
+  return Call;
+}
+
+/// After every cluster: before every other call given a descriptor loaded
+/// from a replaced pair's G (but the position-free system calls), and
+/// before every store into G, __syscluster_position_sync sets the position
+/// a pair left pending (one lseek, only when one is; a close or a store
+/// also forgets the descriptor's kind).
+void ClusterPass::trackPositions() {
+  LLVMContext &Ctx = M.getContext();
+  Type *I32 = Type::getInt32Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
+  FunctionCallee Sync =
+      M.getOrInsertFunction(SyncFn, FunctionType::get(Type::getVoidTy(Ctx), {I32, Ptr, Ptr}, false));
+  for (auto &[G, State] : Positions) {
+    SmallVector<std::pair<Instruction *, Value *>, 16> At; // before the instruction, the descriptor
+    for (User *U : G->users()) {
+      if (auto *SI = dyn_cast<StoreInst>(U)) {
+        At.push_back({SI, nullptr});
+        continue;
+      }
+      auto *LI = cast<LoadInst>(U);
+      for (User *LU : LI->users()) {
+        auto *CB = dyn_cast<CallBase>(LU);
+        if (!CB)
+          continue;
+        if (Function *Callee = CB->getCalledFunction();
+            Callee && (Callee->getName() == SeekReadFn || Callee->getName() == SyncFn))
+          continue;
+        if (auto S = recognizeSyscall(*CB)) {
+          StringRef N = S->Name;
+          if (N == "pread64" || N == "pwrite64" || N == "fsync" || N == "fdatasync" || N == "newfstatat" ||
+              N == "ftruncate")
+            continue;
+        }
+        if (!is_contained(At, std::pair<Instruction *, Value *>{CB, LI}))
+          At.push_back({CB, LI});
+      }
+    }
+    for (auto &[I, V] : At) {
+      IRBuilder<> B(I);
+      B.SetCurrentDebugLocation(I->getDebugLoc());
+      // A store or a close: the descriptor's kind is forgotten too.
+      bool Forget = !V;
+      if (auto *CB = dyn_cast<CallBase>(I))
+        if (auto S = recognizeSyscall(*CB); S && S->Name == "close")
+          Forget = true;
+      if (!V) // the descriptor G holds until this store
+        V = B.CreateLoad(G->getValueType(), G);
+      B.CreateCall(Sync, {B.CreateSExtOrTrunc(V, I32), Forget ? (Value *)State.first : ConstantPointerNull::get(
+                                                                                          PointerType::get(Ctx, 0)),
+                          State.second});
+      Changed.insert(I->getFunction());
+    }
+  }
+}
+
+} // namespace syscluster

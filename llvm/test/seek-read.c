@@ -1,0 +1,78 @@
+// lseek(fd, pos, SEEK_SET) checked → read(fd, buf, n) on a descriptor
+// global of this translation unit (fsck.fat's fs_read): one pread
+// (__syscluster_seek_read), no multi-call, whatever the calibration; the
+// position the pair would have left is set (__syscluster_position_sync)
+// before every other call given the descriptor and before every store
+// into the global.  The same pair on a global other translation units can
+// name, or one whose address is taken, stays as it was.
+// RUN: %make-plan %s --calls lseek,read --shape sequence > %t.plan
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
+// RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int fd;
+
+void open_it(const char *path)
+{
+    fd = open(path, O_RDONLY);
+}
+
+long get(char *buf, long pos)
+{
+    if (lseek(fd, pos, SEEK_SET) != pos) // sc: lseek get
+        exit(1);
+    return read(fd, buf, 100);           // sc: read get
+}
+
+long next(char *buf)
+{
+    return read(fd, buf, 10); // reads where get left the position
+}
+
+void done(void)
+{
+    close(fd);
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:24 -> read at seek-read.c:26 became one pread (the plan's mechanism; __syscluster_seek_read): one crossing instead of two on a regular file or block device, the position the pair leaves kept pending for fd's other uses, the two calls as written elsewhere
+// IR-LABEL: define {{.*}} @open_it(
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR-NEXT: store i32 {{.*}}, ptr @fd
+// IR-LABEL: define {{.*}} @get(
+// IR-NOT: call i64 @lseek(
+// IR: call i64 @__syscluster_seek_read(i32 {{.*}}, i64 %{{[0-9]+}}, ptr %{{[0-9]+}}, i64 100, i32 1, ptr {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR-NOT: call i64 @read(
+// IR-LABEL: define {{.*}} @next(
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr null, ptr @syscluster.pending.fd)
+// IR-NEXT: call i64 @read(
+// IR-LABEL: define {{.*}} @done(
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR-NEXT: call i32 @close(
+
+int shared_fd; // other translation units can name it
+
+long get_shared(char *buf, long pos)
+{
+    if (lseek(shared_fd, pos, SEEK_SET) != pos) // sc: lseek get_shared
+        exit(1);
+    return read(shared_fd, buf, 100);           // sc: read get_shared
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:57 -> read at seek-read.c:59 is left as it is: no gain: no fusion rule merges lseek, read
+// IR-LABEL: define {{.*}} @get_shared(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
+
+static int taken_fd;
+int *where(void) { return &taken_fd; } // its address escapes
+
+long get_taken(char *buf, long pos)
+{
+    if (lseek(taken_fd, pos, SEEK_SET) != pos) // sc: lseek get_taken
+        exit(1);
+    return read(taken_fd, buf, 100);           // sc: read get_taken
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:71 -> read at seek-read.c:73 is not one pread: position: the address of taken_fd is taken (ret at seek-read.c:67)
+// IR-LABEL: define {{.*}} @get_taken(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
