@@ -63,6 +63,17 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     if (R.size() > 2)
       What += " (" + Twine(R.size()).str() + " calls of the plan)";
     RegionShape Shape;
+    // The remark, at the region's first call, then the replacement (made
+    // by Replace, the calls erased) recorded.
+    auto clustered = [&](const std::string &Msg, function_ref<Instruction *()> Replace) {
+      const CallBase *At = R.front()->S.Call;
+      ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
+      Instruction *MC = Replace();
+      for (const SyscallSite &S : Shape.Calls)
+        Replaced[S.Call] = {MC, C.Id};
+      Changed.insert(F);
+      FAM.invalidate(*F, PreservedAnalyses::none());
+    };
     if (auto Why = checkRegion(R, Shape)) {
       missed(R.front()->S.Call, "NotReplaced",
              Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
@@ -79,13 +90,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
                           "__syscluster_seek_read): one crossing instead of two on a regular file or block device, "
                           "the position the pair leaves kept pending for " + G->getName().str() +
                           "'s other uses, the two calls as written elsewhere";
-        const CallBase *At = R.front()->S.Call;
-        ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-        Instruction *MC = replaceSeekRead(Shape, G);
-        for (const SyscallSite &S : Shape.Calls)
-          Replaced[S.Call] = {MC, C.Id};
-        Changed.insert(F);
-        FAM.invalidate(*F, PreservedAnalyses::none());
+        clustered(Msg, [&] { return replaceSeekRead(Shape, G); });
         continue;
       }
     }
@@ -108,13 +113,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
                       "); " + Estimate;
-    const CallBase *At = R.front()->S.Call;
-    ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-    Instruction *MC = replaceRegion(Shape, MinRuns);
-    for (const SyscallSite &S : Shape.Calls)
-      Replaced[S.Call] = {MC, C.Id};
-    Changed.insert(F);
-    FAM.invalidate(*F, PreservedAnalyses::none());
+    clustered(Msg, [&] { return replaceRegion(Shape, MinRuns); });
   }
 }
 
