@@ -43,9 +43,10 @@ static bool isSeekSet(const SyscallSite &S) {
 /// program would see it: G is this translation unit's own (internal, its
 /// address never taken: only plain loads and stores of it), and every
 /// descriptor loaded from it goes to a comparison or is an argument of a
-/// call — before each of which (but the position-free ones: pread, pwrite,
-/// fsync, fdatasync, fstat, ftruncate) trackPositions sets the pending
-/// position.
+/// system call other than dup, dup2, dup3 and fcntl (no other descriptor
+/// shares the open file through this code) — before each of which (but the
+/// position-free ones: pread, pwrite, fsync, fdatasync, fstat, ftruncate)
+/// trackPositions sets the pending position.
 std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
   std::string Name = G->getName().str();
   for (const User *U : G->users()) {
@@ -60,10 +61,20 @@ std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
     auto *LI = dyn_cast<LoadInst>(U);
     if (!LI || !LI->isSimple() || LI->getPointerOperand() != G)
       return Refusal{"position", "the address of " + Name + " is taken (" + What(U) + ")"};
-    for (const User *LU : LI->users())
-      if (!isa<ICmpInst>(LU) && !isa<CallBase>(LU))
+    for (const User *LU : LI->users()) {
+      if (isa<ICmpInst>(LU))
+        continue;
+      // A system call, but none that makes another descriptor of the same
+      // open file (whose uses would share the position unseen).
+      auto *CB = dyn_cast<CallBase>(const_cast<User *>(LU));
+      auto S = CB ? recognizeSyscall(*CB) : std::nullopt;
+      if (!S)
         return Refusal{"position", "the descriptor in " + Name + " goes to " + What(LU) +
                                        ", which the pass does not follow"};
+      if (S->Name == "dup" || S->Name == "dup2" || S->Name == "dup3" || S->Name == "fcntl")
+        return Refusal{"position", describe(CB) + " may make another descriptor of the open file in " + Name +
+                                       ", whose uses would share its position"};
+    }
   }
   return std::nullopt;
 }

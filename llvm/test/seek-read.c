@@ -76,3 +76,18 @@ long get_taken(char *buf, long pos)
 // IR-LABEL: define {{.*}} @get_taken(
 // IR: call i64 @lseek(
 // IR: call i64 @read(
+
+static int dup_fd;
+void set_dup(int f) { dup_fd = f; }
+void to_stdout(void) { dup2(dup_fd, 1); } // stdout now shares its position
+
+long get_dup(char *buf, long pos)
+{
+    if (lseek(dup_fd, pos, SEEK_SET) != pos) // sc: lseek get_dup
+        exit(1);
+    return read(dup_fd, buf, 100);           // sc: read get_dup
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: position: call to dup2 at seek-read.c:{{[0-9]+}} may make another descriptor of the open file in dup_fd, whose uses would share its position
+// IR-LABEL: define {{.*}} @get_dup(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
