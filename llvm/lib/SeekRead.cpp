@@ -16,6 +16,7 @@
 #include "ClusterPass.h"
 
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 
 namespace syscluster {
 
@@ -39,14 +40,56 @@ static bool isSeekSet(const SyscallSite &S) {
          isa<ConstantInt>(S.Call->getArgOperand(2)) && cast<ConstantInt>(S.Call->getArgOperand(2))->isZero();
 }
 
+/// A call in the module that may start another program (it would inherit
+/// the open file, position unset, unless close-on-exec) or share the open
+/// file without fork's handlers: the exec family, posix_spawn (clone3),
+/// clone, _Fork, vfork, syscall with a number not known here, and system
+/// and popen (which spawn, and are not system-call wrappers).  fork runs
+/// the runtime's pthread_atfork handler and is not one of them.  The runtime
+/// also makes a pread only on a close-on-exec descriptor, for exec from
+/// other code (seek_read.c).
+static const CallBase *startsProgram(Module &M) {
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      auto *CB = dyn_cast<CallBase>(&I);
+      Function *Callee = CB ? CB->getCalledFunction() : nullptr;
+      if (!Callee)
+        continue;
+      StringRef N = Callee->getName();
+      if (N == "system" || N == "popen" || N == "clone" || N == "_Fork" || N == "vfork")
+        return CB;
+      if (N == "syscall" && !(CB->arg_size() && isa<ConstantInt>(CB->getArgOperand(0))))
+        return CB;
+      if (auto S = recognizeSyscall(*CB))
+        if (S->Name == "execve" || S->Name == "execveat" || S->Name == "clone3")
+          return CB;
+    }
+  return nullptr;
+}
+
+/// V, stored into the descriptor global, is a descriptor this process
+/// opened (open, openat, creat and their other names) or a negative
+/// constant ("closed").
+static bool openedHere(const Value *V) {
+  if (auto *C = dyn_cast<ConstantInt>(V))
+    return C->isNegative();
+  auto *CB = dyn_cast<CallBase>(const_cast<Value *>(V));
+  auto S = CB ? recognizeSyscall(*CB) : std::nullopt;
+  return S && (S->Name == "openat" || S->Name == "open" || S->Name == "creat");
+}
+
 /// Whether the file position of the descriptor in G can be kept as the
 /// program would see it: G is this translation unit's own (internal, its
-/// address never taken: only plain loads and stores of it), and every
-/// descriptor loaded from it goes to a comparison or is an argument of a
-/// system call other than dup, dup2, dup3 and fcntl (no other descriptor
-/// shares the open file through this code) — before each of which (but the
+/// address never taken: only plain loads and stores of it); every value
+/// stored into it is a descriptor this process opened, or a negative
+/// constant (the open file is this process's own: not inherited, not a
+/// dup, not a number from elsewhere); every descriptor loaded from it goes
+/// to a comparison or is an argument of a system call other than dup,
+/// dup2, dup3 and fcntl (no other descriptor shares the open file through
+/// this code, no other code is given it) — before each of which (but the
 /// position-free ones: pread, pwrite, fsync, fdatasync, fstat, ftruncate)
-/// trackPositions sets the pending position.
+/// trackPositions sets the pending position; and nothing in the module
+/// starts another program (startsProgram).
 std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
   std::string Name = G->getName().str();
   for (const User *U : G->users()) {
@@ -56,6 +99,11 @@ std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
     if (auto *SI = dyn_cast<StoreInst>(U)) {
       if (SI->getPointerOperand() != G || !SI->isSimple())
         return Refusal{"position", What(SI) + " stores " + Name + " itself somewhere, or is not a plain store"};
+      if (!openedHere(SI->getValueOperand()))
+        return Refusal{"position", What(SI) + " stores into " + Name +
+                                       " a descriptor this process may not have opened (not the result of "
+                                       "open, openat or creat, nor a negative constant): its open file may "
+                                       "be shared"};
       continue;
     }
     auto *LI = dyn_cast<LoadInst>(U);
@@ -76,6 +124,9 @@ std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
                                        ", whose uses would share its position"};
     }
   }
+  if (const CallBase *CB = startsProgram(M))
+    return Refusal{"position", describe(CB) + " may start another program, which would inherit the open file in " +
+                                   Name + " with its position not yet set"};
   return std::nullopt;
 }
 
@@ -101,8 +152,8 @@ GlobalVariable *ClusterPass::seekReadGlobal(const RegionShape &Shape) {
 /// pread transfers its whole count (then the lseek would have returned pos
 /// and the read the same bytes), the position it would have left pending;
 /// else the lseek and the read as written.  G's two companions: the
-/// descriptor's kind (asked once, forgotten at every store to G and every
-/// close) and the pending position (-1: none).
+/// descriptor's kind (asked once per store to G, "as written" after a
+/// close and before the first store) and the pending position (-1: none).
 Instruction *ClusterPass::replaceSeekRead(RegionShape &Shape, GlobalVariable *G) {
   LLVMContext &Ctx = M.getContext();
   CallBase *Seek = Shape.Calls[0].Call, *Read = Shape.Calls[1].Call;
@@ -115,7 +166,11 @@ Instruction *ClusterPass::replaceSeekRead(RegionShape &Shape, GlobalVariable *G)
 
   auto &State = Positions[G];
   if (!State.first) {
-    State.first = new GlobalVariable(M, I32, false, GlobalValue::InternalLinkage, ConstantInt::get(I32, 0),
+    // The initial descriptor, before any store, is not one this process
+    // opened (0: standard input) unless it is "closed": as written (2).
+    auto *Init = G->hasInitializer() ? dyn_cast<ConstantInt>(G->getInitializer()) : nullptr;
+    State.first = new GlobalVariable(M, I32, false, GlobalValue::InternalLinkage,
+                                     ConstantInt::get(I32, Init && Init->isNegative() ? 0 : 2),
                                      "syscluster.fdkind." + G->getName());
     State.second = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::getSigned(I64, -1),
                                       "syscluster.pending." + G->getName());
@@ -151,7 +206,7 @@ void ClusterPass::trackPositions() {
   LLVMContext &Ctx = M.getContext();
   Type *I32 = Type::getInt32Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
   FunctionCallee Sync =
-      M.getOrInsertFunction(SyncFn, FunctionType::get(Type::getVoidTy(Ctx), {I32, Ptr, Ptr}, false));
+      M.getOrInsertFunction(SyncFn, FunctionType::get(Type::getVoidTy(Ctx), {I32, I32, Ptr, Ptr}, false));
   for (auto &[G, State] : Positions) {
     SmallVector<std::pair<Instruction *, Value *>, 16> At; // before the instruction, the descriptor
     for (User *U : G->users()) {
@@ -180,16 +235,15 @@ void ClusterPass::trackPositions() {
     for (auto &[I, V] : At) {
       IRBuilder<> B(I);
       B.SetCurrentDebugLocation(I->getDebugLoc());
-      // A store or a close: the descriptor's kind is forgotten too.
-      bool Forget = !V;
+      // How the descriptor's kind changes (seek_read.c): 0 a use, 1 a
+      // store (asked again), 2 a close (as written until the next store).
+      unsigned How = V ? 0 : 1;
       if (auto *CB = dyn_cast<CallBase>(I))
         if (auto S = recognizeSyscall(*CB); S && S->Name == "close")
-          Forget = true;
+          How = 2;
       if (!V) // the descriptor G holds until this store
         V = B.CreateLoad(G->getValueType(), G);
-      B.CreateCall(Sync, {B.CreateSExtOrTrunc(V, I32), Forget ? (Value *)State.first : ConstantPointerNull::get(
-                                                                                          PointerType::get(Ctx, 0)),
-                          State.second});
+      B.CreateCall(Sync, {B.CreateSExtOrTrunc(V, I32), B.getInt32(How), State.first, State.second});
       Changed.insert(I->getFunction());
     }
   }

@@ -20,12 +20,33 @@
  * descriptor of another kind (a pipe, a character device whose lseek is
  * its own), and every call under MULTICALL_BACKEND=direct (syscluster
  * verify injects faults into the K-th lseek and read the source issues).
- * *kind caches the descriptor's kind (0 unknown, 1 pread, 2 as written);
- * the plugin's code forgets it at every store into the global and every
- * close of it.
+ * *kind caches the descriptor's kind (0 unknown, 1 pread, 2 as written)
+ * and, above it, the fork generation of the last store into the global:
+ * the plugin's code makes it unknown at every store and "as written" at
+ * every close (a number the global still holds after a close may be
+ * reused by another open it did not see), and starts it "as written" when
+ * the global's initial value is a descriptor (0: standard input, not
+ * opened here).
+ *
+ * Nothing else may see a pending position (docs/COMPILER.md):
+ * - a pread is made only on a descriptor with FD_CLOEXEC (an fcntl, once
+ *   per store): exec, from any code of the process (posix_spawn, system,
+ *   vfork + exec, which run no fork handlers), would hand the new program
+ *   the open file with the position unset.  Without it the pair runs as
+ *   written: no gain, nothing different;
+ * - before fork, a pthread_atfork handler sets every pending position;
+ *   after it (in the parent and the child) the open file is shared, so a
+ *   descriptor stored before the fork runs its pairs as written from then
+ *   on (the generation in *kind no longer matches);
+ * - at exit (atexit), every pending position is set.
+ * The handlers are registered once, when a position is first kept
+ * pending; the globals kept are at most MAX_PENDING (the pair runs as
+ * written beyond).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,12 +55,29 @@
 #define KIND_UNKNOWN 0
 #define KIND_PREAD 1
 #define KIND_AS_WRITTEN 2
+#define KIND_MASK 3
+/* __syscluster_position_sync's how */
+#define SYNC_USE 0
+#define SYNC_STORE 1
+#define SYNC_CLOSE 2
+#define MAX_PENDING 64
 
 long __syscluster_seek_read(int fd, long pos, void *buf, unsigned long count, int seek_checked_full,
 			    long *seek_result, int *kind, long *pending);
-void __syscluster_position_sync(int fd, int *kind, long *pending);
+void __syscluster_position_sync(int fd, int how, int *kind, long *pending);
 
-void __syscluster_position_sync(int fd, int *kind, long *pending)
+/* The pending positions a fork or the exit must set, with the descriptor
+ * each is for (written before the position is kept pending). */
+static struct {
+	long *pending;
+	int fd;
+} kept[MAX_PENDING];
+static int nkept;
+static unsigned generation; /* forks so far, in this process and its parents */
+#define GENERATION_BITS 0x1fffffffu
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+static void set_position(int fd, long *pending)
 {
 	long p = __atomic_exchange_n(pending, -1L, __ATOMIC_RELAXED);
 
@@ -49,28 +87,84 @@ void __syscluster_position_sync(int fd, int *kind, long *pending)
 		lseek(fd, p, SEEK_SET);
 		errno = saved;
 	}
-	if (kind)
-		__atomic_store_n(kind, KIND_UNKNOWN, __ATOMIC_RELAXED);
+}
+
+static void set_all(void)
+{
+	int n = __atomic_load_n(&nkept, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		set_position(kept[i].fd, kept[i].pending);
+}
+
+static void forked(void)
+{
+	__atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
+}
+
+static void register_handlers(void)
+{
+	pthread_atfork(set_all, forked, forked);
+	atexit(set_all);
+}
+
+/* Whether the position may be kept pending in *pending for fd. */
+static int keep(int fd, long *pending)
+{
+	int n = __atomic_load_n(&nkept, __ATOMIC_ACQUIRE);
+
+	pthread_once(&handlers_once, register_handlers);
+	for (int i = 0; i < n; i++)
+		if (kept[i].pending == pending) {
+			kept[i].fd = fd;
+			return 1;
+		}
+	if (n == MAX_PENDING)
+		return 0;
+	kept[n].pending = pending;
+	kept[n].fd = fd;
+	__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void __syscluster_position_sync(int fd, int how, int *kind, long *pending)
+{
+	set_position(fd, pending);
+	if (how != SYNC_USE)
+		__atomic_store_n(kind,
+				 (int)((__atomic_load_n(&generation, __ATOMIC_RELAXED) & GENERATION_BITS) << 2) |
+					 (how == SYNC_STORE ? KIND_UNKNOWN : KIND_AS_WRITTEN),
+				 __ATOMIC_RELAXED);
+}
+
+/* What fd is: a regular file or block device with FD_CLOEXEC whose
+ * position only this process sees (pread), or anything else. */
+static int kind_of(int fd)
+{
+	const char *backend = secure_getenv("MULTICALL_BACKEND");
+	int saved = errno, k = KIND_AS_WRITTEN, flags;
+	struct stat st;
+
+	if (!(backend && strcmp(backend, "direct") == 0) && (flags = fcntl(fd, F_GETFD)) >= 0 &&
+	    (flags & FD_CLOEXEC) && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+		k = KIND_PREAD;
+	errno = saved;
+	return k;
 }
 
 long __syscluster_seek_read(int fd, long pos, void *buf, unsigned long count, int seek_checked_full,
 			    long *seek_result, int *kind, long *pending)
 {
-	int k = __atomic_load_n(kind, __ATOMIC_RELAXED);
+	int word = __atomic_load_n(kind, __ATOMIC_RELAXED), k = word & KIND_MASK;
 
-	if (k == KIND_UNKNOWN) {
-		const char *backend = secure_getenv("MULTICALL_BACKEND");
-		int saved = errno;
-		struct stat st;
-
-		k = KIND_AS_WRITTEN;
-		if (!(backend && strcmp(backend, "direct") == 0) && fstat(fd, &st) == 0 &&
-		    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
-			k = KIND_PREAD;
-		errno = saved;
-		__atomic_store_n(kind, k, __ATOMIC_RELAXED);
-	}
-	if (k == KIND_PREAD && count > 0 && count <= 0x7ffff000 && pos >= 0) {
+	if (k != KIND_AS_WRITTEN &&
+	    ((unsigned)word >> 2) != (__atomic_load_n(&generation, __ATOMIC_RELAXED) & GENERATION_BITS))
+		k = KIND_AS_WRITTEN; /* stored before a fork: the open file is shared */
+	else if (k == KIND_UNKNOWN)
+		k = kind_of(fd);
+	if (k != (word & KIND_MASK))
+		__atomic_store_n(kind, (word & ~KIND_MASK) | k, __ATOMIC_RELAXED);
+	if (k == KIND_PREAD && count > 0 && count <= 0x7ffff000 && pos >= 0 && keep(fd, pending)) {
 		int saved = errno;
 		ssize_t r = pread(fd, buf, count, pos);
 
@@ -82,7 +176,7 @@ long __syscluster_seek_read(int fd, long pos, void *buf, unsigned long count, in
 		errno = saved;
 	}
 	/* As written, from the position the program would have left. */
-	__syscluster_position_sync(fd, NULL, pending);
+	set_position(fd, pending);
 	*seek_result = lseek(fd, pos, SEEK_SET);
 	/* The program leaves for its handler (which does not return) on a
 	 * failed lseek, or on one checked `!= pos` that did not return pos:

@@ -37,17 +37,17 @@ void done(void)
 }
 // CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:24 -> read at seek-read.c:26 became one pread (the plan's mechanism; __syscluster_seek_read): one crossing instead of two on a regular file or block device, the position the pair leaves kept pending for fd's other uses, the two calls as written elsewhere
 // IR-LABEL: define {{.*}} @open_it(
-// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 1, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
 // IR-NEXT: store i32 {{.*}}, ptr @fd
 // IR-LABEL: define {{.*}} @get(
 // IR-NOT: call i64 @lseek(
 // IR: call i64 @__syscluster_seek_read(i32 {{.*}}, i64 %{{[0-9]+}}, ptr %{{[0-9]+}}, i64 100, i32 1, ptr {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
 // IR-NOT: call i64 @read(
 // IR-LABEL: define {{.*}} @next(
-// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr null, ptr @syscluster.pending.fd)
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 0, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
 // IR-NEXT: call i64 @read(
 // IR-LABEL: define {{.*}} @done(
-// IR: call void @__syscluster_position_sync(i32 {{.*}}, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 2, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
 // IR-NEXT: call i32 @close(
 
 int shared_fd; // other translation units can name it
@@ -78,7 +78,7 @@ long get_taken(char *buf, long pos)
 // IR: call i64 @read(
 
 static int dup_fd;
-void set_dup(int f) { dup_fd = f; }
+void set_dup(const char *p) { dup_fd = open(p, O_RDONLY); }
 void to_stdout(void) { dup2(dup_fd, 1); } // stdout now shares its position
 
 long get_dup(char *buf, long pos)
@@ -89,5 +89,41 @@ long get_dup(char *buf, long pos)
 }
 // CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: position: call to dup2 at seek-read.c:{{[0-9]+}} may make another descriptor of the open file in dup_fd, whose uses would share its position
 // IR-LABEL: define {{.*}} @get_dup(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
+
+// The descriptor stored must be one this process opened: a parameter's
+// (an inherited 0, 1, 2, a dup, a number from argv) may share its open
+// file with another process.  The same code as get's, but the store.
+static int param_fd;
+void set_param(int f) { param_fd = f; }
+
+long get_param(char *buf, long pos)
+{
+    if (lseek(param_fd, pos, SEEK_SET) != pos) // sc: lseek get_param
+        exit(1);
+    return read(param_fd, buf, 100);           // sc: read get_param
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: position: store at seek-read.c:{{[0-9]+}} stores into param_fd a descriptor this process may not have opened (not the result of open, openat or creat, nor a negative constant): its open file may be shared
+// IR-LABEL: define {{.*}} @get_param(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
+
+// A descriptor loaded from the global and given to other code (here a
+// copy in a local, then a function of this unit that is not inlined): the
+// pass would not see that code's uses of the position.
+static int copied_fd;
+void open_copied(const char *p) { copied_fd = open(p, O_RDONLY); }
+__attribute__((noinline)) long elsewhere(int f) { return read(f, 0, 0); }
+long use_copy(void) { int f2 = copied_fd; return elsewhere(f2); }
+
+long get_copied(char *buf, long pos)
+{
+    if (lseek(copied_fd, pos, SEEK_SET) != pos) // sc: lseek get_copied
+        exit(1);
+    return read(copied_fd, buf, 100);           // sc: read get_copied
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: position: the descriptor in copied_fd goes to call to elsewhere at seek-read.c:{{[0-9]+}}, which the pass does not follow
+// IR-LABEL: define {{.*}} @get_copied(
 // IR: call i64 @lseek(
 // IR: call i64 @read(

@@ -6,8 +6,12 @@
 # end, past it; the position the pairs leave read back by a plain read and
 # by lseek(SEEK_CUR); a close and reopen), a directory (EISDIR), a pipe
 # (ESPIPE), /dev/zero (an lseek that returns 0), a negative offset
-# (EINVAL), and all of it again under MULTICALL_BACKEND=direct; and the
-# rebuilt program issues fewer system calls on the file (counted by strace).
+# (EINVAL), a descriptor opened with and without O_CLOEXEC, a fork whose
+# child reads at the shared position after pairs (pthread_atfork sets the
+# pending one), a program spawned from another translation unit reading
+# the inherited descriptor, and all of it again under
+# MULTICALL_BACKEND=direct; and the rebuilt program issues fewer system
+# calls on a close-on-exec file (counted by strace).
 #   tests/plugin/seek_read.sh        (after make build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,18 +25,23 @@ export XDG_CACHE_HOME=$T/cache
 export MULTICALL_CALIBRATION=$ROOT/llvm/test/calibration.json
 command -v strace > /dev/null || fail "strace is missing (scripts/install-deps.sh)"
 SRC=$ROOT/tests/plugin/seek_read.c
-"$CLANG" -O2 -g "$SRC" -o plain
+"$CLANG" -O2 -g "$SRC" "$ROOT/tests/plugin/seek_read_spawn.c" -o plain
 head -c 10000 /dev/urandom > file
 # The plan: a run reading the file in 64-byte pieces at 300 offsets.
 "$BIN" record -q -o rec.json -- "$T/plain" file $(seq -f 'g%.0f' 0 32 9568) > /dev/null
 "$BIN" advise -q rec.json --plan-out plan.json > advice.txt
 grep -q '"rule": "pread"' plan.json || fail "advise made no pread cluster: $(head -20 advice.txt)"
-"$BIN" cc --plan "$T/plan.json" --remarks "$T/remarks" -O2 -g "$SRC" -o sc
+"$BIN" cc --plan "$T/plan.json" --remarks "$T/remarks" -O2 -g -c "$SRC" -o sc.o
+"$BIN" cc --plan "$T/plan.json" -O2 -g sc.o "$ROOT/tests/plugin/seek_read_spawn.c" -o sc
 grep -q "became one pread" remarks/*.yaml || fail "the pair was not replaced: $(grep -h String remarks/*.yaml | head -5)"
 mkdir dir
 cases=(
   "file g0 g100 n c g9990 n c g20000 c g64 r n c g9936 c"
   "file g5000 n n c g-5"
+  "file R g0 g100 n c g9990 n c g20000 c g64 r n c R g9936 c"
+  "file R g0 g100 f c g200 f n c g300 c"
+  "file R g0 R g100 f g200 c"
+  "file g0 g100 x c g200 x n x R g300 x c"
   "dir g0 c"
   "/dev/zero g0 g100"
 )
@@ -63,10 +72,10 @@ for direct in "" direct; do
   diff plain.out sc.out > /dev/null || fail "${direct:-auto}: a pipe: $(diff plain.out sc.out | head -5)"
   n=$((n + 1))
 done
-echo "seek_read test: the same output, errors and status in $n runs (a file, a directory, a pipe, /dev/zero, EINVAL; auto and MULTICALL_BACKEND=direct)"
-count() { strace -f -c -o "$1.strace" "$T/$1" file g0 g100 g200 g300 g400 g500 g600 g700 n c > /dev/null &&
+echo "seek_read test: the same output, errors and status in $n runs (a file with and without O_CLOEXEC, a fork, a spawn, a directory, a pipe, /dev/zero, EINVAL; auto and MULTICALL_BACKEND=direct)"
+count() { strace -f -c -o "$1.strace" "$T/$1" file R g0 g100 g200 g300 g400 g500 g600 g700 n c > /dev/null &&
   awk '$NF == "total" { print $(NF-2) }' "$1.strace"; }
 before=$(count plain) after=$(count sc)
-echo "seek_read test: system calls of 8 pairs, a read and an lseek: $before (clang) -> $after (syscluster cc)"
+echo "seek_read test: system calls of an O_CLOEXEC reopen, 8 pairs, a read and an lseek: $before (clang) -> $after (syscluster cc)"
 [ "$after" -lt "$before" ] || fail "no fewer system calls ($before -> $after)"
 echo "seek_read test: PASS"
