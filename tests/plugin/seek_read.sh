@@ -9,7 +9,8 @@
 # (EINVAL), a descriptor opened with and without O_CLOEXEC, a fork whose
 # child reads at the shared position after pairs (pthread_atfork sets the
 # pending one), a program spawned from another translation unit reading
-# the inherited descriptor, and all of it again under
+# the inherited descriptor (those two linked statically too), and all of
+# it again under
 # MULTICALL_BACKEND=direct; and the rebuilt program issues fewer system
 # calls on a close-on-exec file (counted by strace).
 #   tests/plugin/seek_read.sh        (after make build)
@@ -72,7 +73,20 @@ for direct in "" direct; do
   diff plain.out sc.out > /dev/null || fail "${direct:-auto}: a pipe: $(diff plain.out sc.out | head -5)"
   n=$((n + 1))
 done
-echo "seek_read test: the same output, errors and status in $n runs (a file with and without O_CLOEXEC, a fork, a spawn, a directory, a pipe, /dev/zero, EINVAL; auto and MULTICALL_BACKEND=direct)"
+# Linked statically (libc.a's pthread_atfork and atexit): the fork and
+# the spawn again.
+"$BIN" cc --plan "$T/plan.json" -O2 -g -static sc.o "$ROOT/tests/plugin/seek_read_spawn.c" -o sc-static 2> static.err ||
+  fail "a static link failed: $(head -3 static.err)"
+for c in "file R g0 g100 f c g200 f n c g300 c" "file g0 g100 x c R g200 x c"; do
+  # shellcheck disable=SC2086
+  run plain $c
+  # shellcheck disable=SC2086
+  run sc-static $c
+  sed -i 's/^sc-static: /plain: /' sc-static.out
+  diff plain.out sc-static.out > /dev/null || fail "static: $c: $(diff plain.out sc-static.out | head -5)"
+  n=$((n + 1))
+done
+echo "seek_read test: the same output, errors and status in $n runs (a file with and without O_CLOEXEC, a fork, a spawn, linked statically too, a directory, a pipe, /dev/zero, EINVAL; auto and MULTICALL_BACKEND=direct)"
 count() { strace -f -c -o "$1.strace" "$T/$1" file R g0 g100 g200 g300 g400 g500 g600 g700 n c > /dev/null &&
   awk '$NF == "total" { print $(NF-2) }' "$1.strace"; }
 before=$(count plain) after=$(count sc)
