@@ -11,9 +11,11 @@
 # Packages known here: gzip (autotools: ./configure && make), ncompress
 # (its GNUmakefile: make compress; the program is `compress`), both
 # compressing 8.1 MB; dosfstools (autotools), whose fsck.fat checks a
-# 32 MiB FAT image made by its mkfs.fat: its lseek + read becomes one pread
-# on this host (the descriptor is io.c's own global: llvm/lib/SeekRead.cpp),
-# compared under injected faults, on a truncated image and in a repair.
+# 32 MiB FAT image made by its mkfs.fat: its lseek + read is replaced by
+# the pread runtime (the descriptor is io.c's own global:
+# llvm/lib/SeekRead.cpp), which runs it as written there (io.c's descriptor
+# is not close-on-exec: docs/COMPILER.md), compared under injected faults,
+# on a truncated image and in a repair.
 #   bench/plugin/debian.sh [PACKAGE]     (after make build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
