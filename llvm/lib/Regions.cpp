@@ -87,7 +87,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
                  Name + ": " + What + " is not one pread: " + Why->Condition + ": " + Why->Detail);
       } else {
         std::string Msg = Name + ": " + What + " became one pread (the plan's mechanism; " +
-                          "__syscluster_seek_read): one crossing instead of two on a regular file or block device, "
+                          "__syscluster_seek_read): one crossing instead of two on a close-on-exec regular file or block device, "
                           "the position the pair leaves kept pending for " + G->getName().str() +
                           "'s other uses, the two calls as written elsewhere";
         clustered(Msg, [&] { return replaceSeekRead(Shape, G); });

@@ -8,9 +8,12 @@
 // own mechanism (advise's `pread` rule), one crossing instead of two, no
 // context, nothing to pay first — and the position the pair would have
 // left is kept pending: set with one lseek before anything else is given
-// the descriptor (another read or write, an lseek, a close, a call into
-// other code, a store of another descriptor into the global), only if one
-// is pending.  fsck.fat's fs_read (docs/COMPILER.md).
+// the descriptor (another read or write, an lseek, a close, a store of
+// another descriptor into the global), before fork and at exit, only if
+// one is pending.  Only where nothing else can see it: the global holds
+// only descriptors this process opened, none of its values goes to other
+// code, nothing in the module starts a program, and (at run time) the
+// descriptor is close-on-exec.  fsck.fat's fs_read (docs/COMPILER.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"

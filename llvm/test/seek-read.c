@@ -35,7 +35,7 @@ void done(void)
 {
     close(fd);
 }
-// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:24 -> read at seek-read.c:26 became one pread (the plan's mechanism; __syscluster_seek_read): one crossing instead of two on a regular file or block device, the position the pair leaves kept pending for fd's other uses, the two calls as written elsewhere
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:24 -> read at seek-read.c:26 became one pread (the plan's mechanism; __syscluster_seek_read): one crossing instead of two on a close-on-exec regular file or block device, the position the pair leaves kept pending for fd's other uses, the two calls as written elsewhere
 // IR-LABEL: define {{.*}} @open_it(
 // IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 1, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
 // IR-NEXT: store i32 {{.*}}, ptr @fd
