@@ -40,13 +40,15 @@
  *   on (the generation in *kind no longer matches);
  * - at exit (atexit), every pending position is set.
  * The handlers are registered once, when a position is first kept
- * pending; the globals kept are at most MAX_PENDING (the pair runs as
- * written beyond).
+ * pending (if either registration fails, nothing is ever kept pending;
+ * while another thread registers them, the pair runs as written); the
+ * globals kept are at most MAX_PENDING (the pair runs as written beyond).
+ * No lock is taken: a pair may run in a signal handler.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <pthread.h> /* pthread_atfork */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,15 +69,18 @@ long __syscluster_seek_read(int fd, long pos, void *buf, unsigned long count, in
 void __syscluster_position_sync(int fd, int how, int *kind, long *pending);
 
 /* The pending positions a fork or the exit must set, with the descriptor
- * each is for (written before the position is kept pending). */
-static struct {
-	long *pending;
-	int fd;
-} kept[MAX_PENDING];
-static int nkept;
+ * each is for (written before the position is kept pending).  Added to
+ * without a lock (a pair may run in a signal handler): a slot is reserved,
+ * its descriptor written, then its pending pointer published; a slot not
+ * yet published is NULL and skipped. */
+static long *kept_pending[MAX_PENDING];
+static int kept_fd[MAX_PENDING];
+static int nreserved;
 static unsigned generation; /* forks so far, in this process and its parents */
 #define GENERATION_BITS 0x1fffffffu
-static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+/* The fork and exit handlers: 0 not registered, 1 being registered, 2 in
+ * place, 3 failed (then nothing is ever kept pending). */
+static int handlers;
 
 static void set_position(int fd, long *pending)
 {
@@ -91,10 +96,14 @@ static void set_position(int fd, long *pending)
 
 static void set_all(void)
 {
-	int n = __atomic_load_n(&nkept, __ATOMIC_ACQUIRE);
+	int n = __atomic_load_n(&nreserved, __ATOMIC_ACQUIRE);
 
-	for (int i = 0; i < n; i++)
-		set_position(kept[i].fd, kept[i].pending);
+	for (int i = 0; i < n && i < MAX_PENDING; i++) {
+		long *pending = __atomic_load_n(&kept_pending[i], __ATOMIC_ACQUIRE);
+
+		if (pending)
+			set_position(kept_fd[i], pending);
+	}
 }
 
 static void forked(void)
@@ -102,28 +111,45 @@ static void forked(void)
 	__atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 }
 
-static void register_handlers(void)
+/* Whether the handlers are in place: registered here the first time. */
+static int handlers_in_place(void)
 {
-	pthread_atfork(set_all, forked, forked);
-	atexit(set_all);
+	int state = __atomic_load_n(&handlers, __ATOMIC_ACQUIRE), expected = 0;
+
+	if (state == 0 && __atomic_compare_exchange_n(&handlers, &expected, 1, 0, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE)) {
+		int saved = errno;
+
+		state = pthread_atfork(set_all, forked, forked) == 0 && atexit(set_all) == 0 ? 2 : 3;
+		errno = saved;
+		__atomic_store_n(&handlers, state, __ATOMIC_RELEASE);
+	} else if (state == 0) {
+		state = expected;
+	}
+	return state == 2;
 }
 
-/* Whether the position may be kept pending in *pending for fd. */
+/* Whether the position may be kept pending in *pending for fd: the
+ * handlers are in place and *pending is in the table (every slot of it
+ * told the descriptor). */
 static int keep(int fd, long *pending)
 {
-	int n = __atomic_load_n(&nkept, __ATOMIC_ACQUIRE);
+	int n = __atomic_load_n(&nreserved, __ATOMIC_ACQUIRE), found = 0, slot;
 
-	pthread_once(&handlers_once, register_handlers);
-	for (int i = 0; i < n; i++)
-		if (kept[i].pending == pending) {
-			kept[i].fd = fd;
-			return 1;
-		}
-	if (n == MAX_PENDING)
+	if (!handlers_in_place())
 		return 0;
-	kept[n].pending = pending;
-	kept[n].fd = fd;
-	__atomic_store_n(&nkept, n + 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < n && i < MAX_PENDING; i++)
+		if (__atomic_load_n(&kept_pending[i], __ATOMIC_ACQUIRE) == pending) {
+			kept_fd[i] = fd;
+			found = 1;
+		}
+	if (found)
+		return 1;
+	slot = __atomic_fetch_add(&nreserved, 1, __ATOMIC_ACQ_REL);
+	if (slot >= MAX_PENDING)
+		return 0;
+	kept_fd[slot] = fd;
+	__atomic_store_n(&kept_pending[slot], pending, __ATOMIC_RELEASE);
 	return 1;
 }
 
