@@ -127,3 +127,22 @@ long get_copied(char *buf, long pos)
 // IR-LABEL: define {{.*}} @get_copied(
 // IR: call i64 @lseek(
 // IR: call i64 @read(
+
+// Every system call but the position-free ones (pread, pwrite, fsync,
+// fdatasync, fstat, ftruncate) given fd gets the pending position first:
+// sendfile from fd reads at its position, preadv2 with offset -1 too.
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+long send_it(int out) { return sendfile(out, fd, 0, 10); }
+ssize_t preadv2(int, const struct iovec *, int, off_t, int); // _GNU_SOURCE
+long preadv2_it(struct iovec *v) { return preadv2(fd, v, 1, -1, 0); }
+long pread_it(char *buf) { return pread(fd, buf, 10, 0); }
+// IR-LABEL: define {{.*}} @send_it(
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 0, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR-NEXT: call i64 @sendfile
+// IR-LABEL: define {{.*}} @preadv2_it(
+// IR: call void @__syscluster_position_sync(i32 {{.*}}, i32 0, ptr @syscluster.fdkind.fd, ptr @syscluster.pending.fd)
+// IR-NEXT: call i64 @preadv2
+// IR-LABEL: define {{.*}} @pread_it(
+// IR-NOT: @__syscluster_position_sync
+// IR: call i64 @pread
