@@ -85,6 +85,7 @@ test-install:
 test-llvm:
 	$(MAKE) -C llvm test
 	BIN=$(CURDIR)/$(BIN) tests/plugin/run.sh
+	BIN=$(CURDIR)/$(BIN) tests/plugin/seek_read.sh
 
 # multicall.ko in a QEMU guest running Debian's stock kernel (docs/KMOD.md).
 test-kmod:

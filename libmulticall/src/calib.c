@@ -161,7 +161,27 @@ struct jparser {
 	struct jnode *nodes;
 	int n, cap;
 	int depth;
+	int skip; /* > 0: inside a value nobody reads (checked, not kept) */
 };
+
+/* Node 0 is scratch: every node of a skipped value is made there, so the
+ * measurements (most of the file, ~700 nodes) are checked for syntax but
+ * cost no memory — a program pays for its first context, and a node
+ * array of 4096 was 229 KiB, an mmap and a page fault per 4 KiB filled. */
+#define J_SCRATCH 0
+#define J_MAX_NODES 4096
+
+/* The members of the top-level object the library reads; the others
+ * (costs, measurements, ...) are for syscluster and people. */
+static int jneeded(const char *key, size_t klen)
+{
+	static const char *const keys[] = { "format_version", "machine", "decisions" };
+
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i]) == klen && !memcmp(keys[i], key, klen))
+			return 1;
+	return 0;
+}
 
 static void jws(struct jparser *j)
 {
@@ -171,13 +191,25 @@ static void jws(struct jparser *j)
 
 static int jnew(struct jparser *j, int type)
 {
-	if (j->n == j->cap)
-		return -1;
-	memset(&j->nodes[j->n], 0, sizeof(j->nodes[0]));
-	j->nodes[j->n].type = type;
-	j->nodes[j->n].child = -1;
-	j->nodes[j->n].next = -1;
-	return j->n++;
+	int id = j->skip ? J_SCRATCH : j->n;
+
+	if (id == j->cap) {
+		/* Grown as needed, up to 4096 nodes: a file mc-calibrate wrote
+		 * keeps ~60, and a small array comes from the heap malloc has. */
+		struct jnode *grown = j->cap < J_MAX_NODES ? realloc(j->nodes, sizeof(*grown) * (size_t)j->cap * 2) : NULL;
+
+		if (!grown)
+			return -1;
+		j->nodes = grown;
+		j->cap *= 2;
+	}
+	memset(&j->nodes[id], 0, sizeof(j->nodes[0]));
+	j->nodes[id].type = type;
+	j->nodes[id].child = -1;
+	j->nodes[id].next = -1;
+	if (!j->skip)
+		j->n++;
+	return id;
 }
 
 static int jstring(struct jparser *j, const char **s, size_t *len)
@@ -279,6 +311,16 @@ static int jcontainer(struct jparser *j, int obj)
 				return -1;
 			j->p++;
 		}
+		/* A member of the top-level object nobody reads: parsed into
+		 * the scratch node and left out of the object. */
+		if (obj && j->depth == 1 && !j->skip && !jneeded(key, klen)) {
+			j->skip++;
+			v = jvalue(j);
+			j->skip--;
+			if (v < 0)
+				return -1;
+			goto next;
+		}
 		v = jvalue(j);
 		if (v < 0)
 			return -1;
@@ -289,6 +331,7 @@ static int jcontainer(struct jparser *j, int obj)
 		else
 			j->nodes[last].next = v;
 		last = v;
+next:
 		jws(j);
 		if (j->p < j->end && *j->p == ',') {
 			j->p++;
@@ -390,7 +433,8 @@ static int jint(const struct jparser *j, int id, unsigned max, unsigned short *o
 int __mc_calib_parse(struct __mc_calib *c, const char *text, size_t len, const char *kernel,
 		     const char *cpu)
 {
-	struct jparser j = { text, text + len, NULL, 0, 4096, 0 };
+	/* Node 0 is scratch (above). */
+	struct jparser j = { text, text + len, NULL, J_SCRATCH + 1, 128, 0, 0 };
 	struct __mc_calib tmp;
 	int root, v, machine, dec, mr, um, ret = MC_CALIB_CORRUPT;
 	unsigned short fmt;
@@ -499,8 +543,8 @@ static void calib_load(void)
 	char kernel[512], cpu[128];
 	char *text;
 	ssize_t r;
-	size_t len = 0;
-	int fd;
+	size_t len = 0, cap = 16384;
+	int fd, full = 0;
 
 	__mc_calib_builtin(&calib);
 	calib.status = MC_CALIB_BUILTIN;
@@ -513,17 +557,28 @@ static void calib_load(void)
 			calib.status = MC_CALIB_CORRUPT;
 		return;
 	}
-	text = malloc(CALIB_MAX_BYTES);
-	if (!text) {
-		__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
-		calib.status = MC_CALIB_CORRUPT;
-		return;
-	}
-	while (len < CALIB_MAX_BYTES &&
-	       (r = __mc_sys6(SYS_read, fd, (long)(text + len), (long)(CALIB_MAX_BYTES - len), 0, 0, 0)) > 0)
+	/* A buffer the size of a file mc-calibrate writes (~6 KiB), doubled
+	 * while it fills, up to the limit: a 1 MiB one at once was an mmap,
+	 * an munmap and their page faults in every program's first context. */
+	text = malloc(cap);
+	while (text) {
+		r = __mc_sys6(SYS_read, fd, (long)(text + len), (long)(cap - len), 0, 0, 0);
+		if (r <= 0)
+			break;
 		len += (size_t)r;
+		if (len == cap) {
+			char *t = cap < CALIB_MAX_BYTES ? realloc(text, cap * 2) : NULL;
+
+			if (!t) {
+				full = 1; /* at the limit, or out of memory: corrupt */
+				break;
+			}
+			text = t;
+			cap *= 2;
+		}
+	}
 	__mc_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
-	if (len == CALIB_MAX_BYTES) {
+	if (!text || full) {
 		calib.status = MC_CALIB_CORRUPT;
 	} else {
 		__mc_machine_identity(kernel, sizeof(kernel), cpu, sizeof(cpu));

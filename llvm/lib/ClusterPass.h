@@ -12,6 +12,7 @@
 //   Gain.cpp        never a slower program: the gain of each replacement
 //   Inline.cpp      a plan edge across functions: the helpers inlined into
 //                   a trial copy of their common caller (§3.3)
+//   SeekRead.cpp    lseek + read as one pread, the file position kept pending
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -175,6 +176,14 @@ private:
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
                                          std::string &Estimate);
   Instruction *replaceRegion(RegionShape &Shape, unsigned long MinRuns);
+  // lseek + read as one pread (SeekRead.cpp): for each descriptor global,
+  // its kind (asked once per descriptor it holds) and the position the
+  // replaced pairs left pending.
+  DenseMap<GlobalVariable *, std::pair<GlobalVariable *, GlobalVariable *>> Positions;
+  std::optional<Refusal> positionTrackable(GlobalVariable *G);
+  GlobalVariable *seekReadGlobal(const RegionShape &Shape);
+  Instruction *replaceSeekRead(RegionShape &Shape, GlobalVariable *G);
+  void trackPositions();
   void applyRegions(const PlanCluster &C, const std::string &Name,
                     std::vector<std::tuple<const Site *, const Site *, uint64_t>> &Edges,
                     const DenseMap<const Site *, uint64_t> &Recorded);

@@ -64,10 +64,36 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     if (R.size() > 2)
       What += " (" + Twine(R.size()).str() + " calls of the plan)";
     RegionShape Shape;
+    // The remark, at the region's first call, then the replacement (made
+    // by Replace, the calls erased) recorded.
+    auto clustered = [&](const std::string &Msg, function_ref<Instruction *()> Replace) {
+      const CallBase *At = R.front()->S.Call;
+      ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
+      Instruction *MC = Replace();
+      for (const SyscallSite &S : Shape.Calls)
+        Replaced[S.Call] = {MC, C.Id};
+      Changed.insert(F);
+      FAM.invalidate(*F, PreservedAnalyses::none());
+    };
     if (auto Why = checkRegion(R, Shape)) {
       missed(R.front()->S.Call, "NotReplaced",
              Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);
       continue;
+    }
+    // lseek + read on a descriptor global of this translation unit: one
+    // pread, one crossing fewer per run and no context (SeekRead.cpp).
+    if (GlobalVariable *G = seekReadGlobal(Shape)) {
+      if (auto Why = positionTrackable(G)) {
+        analysis(R.front()->S.Call, "NotPread",
+                 Name + ": " + What + " is not one pread: " + Why->Condition + ": " + Why->Detail);
+      } else {
+        std::string Msg = Name + ": " + What + " became one pread (the plan's mechanism; " +
+                          "__syscluster_seek_read): one crossing instead of two on a close-on-exec regular file or block device, "
+                          "the position the pair leaves kept pending for " + G->getName().str() +
+                          "'s other uses, the two calls as written elsewhere";
+        clustered(Msg, [&] { return replaceSeekRead(Shape, G); });
+        continue;
+      }
     }
     // §3.4: descriptors the code does not prove one, which the value
     // profile shows are (Specialize.cpp).
@@ -91,13 +117,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
                       "); " + (Spec.empty() ? "" : Spec + "; ") + Estimate;
-    const CallBase *At = R.front()->S.Call;
-    ore(*F).emit([&] { return OptimizationRemark(PassName, "Clustered", At) << Msg; });
-    Instruction *MC = replaceRegion(Shape, MinRuns);
-    for (const SyscallSite &S : Shape.Calls)
-      Replaced[S.Call] = {MC, C.Id};
-    Changed.insert(F);
-    FAM.invalidate(*F, PreservedAnalyses::none());
+    clustered(Msg, [&] { return replaceRegion(Shape, MinRuns); });
   }
 }
 

@@ -115,6 +115,7 @@ bool ClusterPass::run(const Plan &P) {
                  "): a plan for another program, or for other files of this one; nothing here is changed");
   for (const PlanCluster &C : P.Clusters)
     applyCluster(C);
+  trackPositions();
   for (Function *F : Changed)
     FAM.invalidate(*F, PreservedAnalyses::none());
   return !Changed.empty();
