@@ -18,8 +18,12 @@
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/Support/KnownBits.h"
+
+#include <fcntl.h>
 
 namespace syscluster {
 
@@ -81,6 +85,31 @@ static bool openedHere(const Value *V) {
   return S && (S->Name == "openat" || S->Name == "open" || S->Name == "creat");
 }
 
+/// Whether the open call V (a descriptor stored into the global) may give
+/// a close-on-exec descriptor: its flags are not known to be without
+/// O_CLOEXEC (creat's never have it).
+static bool mayBeCloseOnExec(const Value *V) {
+  auto *CB = dyn_cast<CallBase>(const_cast<Value *>(V));
+  Function *F = CB ? CB->getCalledFunction() : nullptr;
+  auto S = CB ? recognizeSyscall(*CB) : std::nullopt;
+  if (!F || !S)
+    return false; // a negative constant: "closed"
+  if (S->Name == "creat")
+    return false;
+  unsigned Flags = S->FirstArg + (S->Name == "openat" ? 2 : 1);
+  if (F->getName() != "syscall") // libc's names: open*, __open*_2 (path, flags); openat*, __openat*_2 (dirfd, path, flags)
+    Flags = F->getName().contains("openat") ? 2 : 1;
+  if (CB->arg_size() <= Flags)
+    return true;
+  // The flags' O_CLOEXEC bit known to be clear: a constant, or `rw ?
+  // O_RDWR : O_RDONLY` (a select, or what clang makes of it).
+  const Value *Fl = CB->getArgOperand(Flags);
+  if (!Fl->getType()->isIntegerTy() || Fl->getType()->getIntegerBitWidth() > 64)
+    return true;
+  KnownBits K = computeKnownBits(Fl, CB->getModule()->getDataLayout());
+  return !K.Zero[countr_zero(uint64_t(O_CLOEXEC))];
+}
+
 /// Whether the file position of the descriptor in G can be kept as the
 /// program would see it: G is this translation unit's own (internal, its
 /// address never taken: only plain loads and stores of it); every value
@@ -95,6 +124,8 @@ static bool openedHere(const Value *V) {
 /// starts another program (startsProgram).
 std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
   std::string Name = G->getName().str();
+  const StoreInst *Opened = nullptr; // a store of an opened descriptor, and whether any may be close-on-exec
+  bool MayCloexec = false;
   for (const User *U : G->users()) {
     auto What = [](const User *X) {
       return isa<Instruction>(X) ? describe(cast<Instruction>(X)) : std::string("a constant expression");
@@ -107,6 +138,10 @@ std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
                                        " a descriptor this process may not have opened (not the result of "
                                        "open, openat or creat, nor a negative constant): its open file may "
                                        "be shared"};
+      if (!isa<ConstantInt>(SI->getValueOperand())) {
+        Opened = SI;
+        MayCloexec |= mayBeCloseOnExec(SI->getValueOperand());
+      }
       continue;
     }
     auto *LI = dyn_cast<LoadInst>(U);
@@ -127,6 +162,15 @@ std::optional<Refusal> ClusterPass::positionTrackable(GlobalVariable *G) {
                                        ", whose uses would share its position"};
     }
   }
+  // The runtime makes a pread only on a close-on-exec descriptor: where
+  // every open stored here is made without O_CLOEXEC it would check (one
+  // fcntl) and run the pair as written every time, for nothing.
+  if (Opened && !MayCloexec)
+    return Refusal{"no gain", "every descriptor stored into " + Name + " is opened without O_CLOEXEC (" +
+                                  describe(cast<Instruction>(Opened->getValueOperand())) +
+                                  "): another program started by code the pass cannot see would inherit it, so "
+                                  "the pair runs as written (open it with O_CLOEXEC where the program never "
+                                  "hands it to another program)"};
   if (const CallBase *CB = startsProgram(M))
     return Refusal{"position", describe(CB) + " may start another program, which would inherit the open file in " +
                                    Name + " with its position not yet set"};

@@ -14,7 +14,7 @@ static int fd;
 
 void open_it(const char *path)
 {
-    fd = open(path, O_RDONLY);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
 long get(char *buf, long pos)

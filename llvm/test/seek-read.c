@@ -16,7 +16,7 @@ static int fd;
 
 void open_it(const char *path)
 {
-    fd = open(path, O_RDONLY);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
 long get(char *buf, long pos)
@@ -58,7 +58,7 @@ long get_shared(char *buf, long pos)
         exit(1);
     return read(shared_fd, buf, 100);           // sc: read get_shared
 }
-// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:57 -> read at seek-read.c:59 is left as it is: no gain: no fusion rule merges lseek, read
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:57 -> read at seek-read.c:59 is left as it is: no gain: the fusion rule for lseek, read (seek_pread) pays from
 // IR-LABEL: define {{.*}} @get_shared(
 // IR: call i64 @lseek(
 // IR: call i64 @read(
@@ -125,6 +125,23 @@ long get_copied(char *buf, long pos)
 }
 // CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: position: the descriptor in copied_fd goes to call to elsewhere at seek-read.c:{{[0-9]+}}, which the pass does not follow
 // IR-LABEL: define {{.*}} @get_copied(
+// IR: call i64 @lseek(
+// IR: call i64 @read(
+
+// Near-identical, refused: the descriptor is opened without O_CLOEXEC
+// (flags known without it), so the runtime would only ever check it and run the
+// pair as written.
+static int plain_fd;
+void open_plain(const char *p, int rw) { plain_fd = open(p, rw ? O_RDWR : O_RDONLY); } // as fsck.fat's io.c
+
+long get_plain(char *buf, long pos)
+{
+    if (lseek(plain_fd, pos, SEEK_SET) != pos) // sc: lseek get_plain
+        exit(1);
+    return read(plain_fd, buf, 100);           // sc: read get_plain
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (copy-offload): the region lseek at seek-read.c:{{[0-9]+}} -> read at seek-read.c:{{[0-9]+}} is not one pread: no gain: every descriptor stored into plain_fd is opened without O_CLOEXEC (call to open at seek-read.c:{{[0-9]+}})
+// IR-LABEL: define {{.*}} @get_plain(
 // IR: call i64 @lseek(
 // IR: call i64 @read(
 
