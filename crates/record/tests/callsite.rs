@@ -15,7 +15,7 @@ use syscluster_record::callsite::unwind::{
     find_callsite, read_maps, skip_modules, Memory, ProcessMemory, Regs, Unwound,
 };
 use syscluster_record::callsite::{Modules, Symbolizer};
-use syscluster_testutil::{cc, cc_text, program, transform};
+use syscluster_testutil::{cc, cc_text, on_path, program, transform};
 
 /// The tracer reaps with waitpid(-1), which would steal other tests'
 /// children: everything in this file that runs a child holds this lock.
@@ -333,7 +333,7 @@ fn every_call_of_corpus_programs_unwinds() {
 /// A program every Linux host has, found on PATH: its absence is a broken
 /// host, not a capability to skip.
 fn host_program(name: &str) -> PathBuf {
-    program(name, "coreutils").unwrap_or_else(|| panic!("{name} is not on PATH"))
+    on_path(name).unwrap_or_else(|| panic!("{name} is not on PATH"))
 }
 
 #[test]

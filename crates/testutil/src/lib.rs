@@ -10,7 +10,6 @@
 //!   test states the fact it needs of a program (stripped, exported
 //!   symbols, frame pointers) instead of assuming it of the host's.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -64,13 +63,18 @@ extern "C" {
 }
 
 /// A program on `PATH` (or in /usr/bin, /usr/sbin, which a user's PATH may
-/// lack), or None after [`need`]`(name, …)`: `package` names the Debian
-/// package that provides it.
-pub fn program(name: &str, package: &str) -> Option<PathBuf> {
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+/// lack), found at run time.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
         .map(|d| d.join(name))
-        .find(|p| p.is_file());
+        .find(|p| p.is_file())
+}
+
+/// A program the test may do without ([`on_path`]), or None after
+/// [`need`]`(name, …)`: `package` names the Debian package that provides it.
+pub fn program(name: &str, package: &str) -> Option<PathBuf> {
+    let found = on_path(name);
     if found.is_none() {
         need(name, &format!("{name} is missing (Debian package {package}; scripts/install-deps.sh installs it)"));
     }
@@ -106,11 +110,6 @@ pub fn cc_text(dir: &Path, name: &str, text: &str, flags: &[&str]) -> PathBuf {
 pub fn transform(tool: &str, args: &[&str], path: &Path) {
     let o = Command::new(tool).args(args).arg(path).output().unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
     assert!(o.status.success(), "{tool} {args:?} {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
-}
-
-/// `s` as an `OsStr` (argument lists of paths and words).
-pub fn os(s: &str) -> &OsStr {
-    OsStr::new(s)
 }
 
 #[cfg(test)]
