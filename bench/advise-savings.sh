@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The advisor's estimates against measurements (issue 5): runs the savings
-# test (tests/bench/advise_savings.rs: calibrate, profile, advise, apply each
+# test (bench/advise-savings/advise_savings.rs: calibrate, profile, advise, apply each
 # recommendation, measure before and after) and writes its table into
 # docs/BENCHMARKS.md, section "## Advisor: estimated vs measured savings
 # (issue 5)", leaving the rest of the file as it is.

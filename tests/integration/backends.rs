@@ -70,7 +70,7 @@ fn all_backends_agree_on_heavy_edges() {
                     assert_eq!(Graph(&p).heavy_edges(2), reference, "{name}: {label} and strace disagree");
                 }
                 Err(e) if label.starts_with("bpf") && e.contains("BPF is not available") && !is_root() => {
-                    eprintln!("skipping the BPF backends: {e}");
+                    need("bpf", &format!("the BPF backends: {e}"));
                     bpf_skipped = Some(e);
                 }
                 Err(e) => panic!("{name} under {label}: {e}"),

@@ -88,7 +88,7 @@ fn command_that_does_not_exist() {
             "x",
         ]));
         if stderr(&o).contains("BPF is not available") && !is_root() {
-            eprintln!("skipping the bpf case: {}", stderr(&o));
+            need("bpf", &format!("the bpf case: {}", stderr(&o)));
             continue;
         }
         one_line_error(&o, "command not found: /no/such/program");

@@ -28,10 +28,8 @@ fn writes_located_in_own_code(program: &std::path::Path, file: &str, line: u32) 
     let d = tmp();
     let out = d.path().join("out");
     let mut backends = vec![("ptrace", vec!["--backend", "ptrace"])];
-    if is_root() {
+    if have("bpf", is_root(), "BPF needs root; only ptrace tried") {
         backends.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
-    } else {
-        eprintln!("BPF needs root; only ptrace tried");
     }
     for (name, flags) in backends {
         let json = d.path().join(format!("{name}.json"));
@@ -133,7 +131,7 @@ fn a_rust_programs_plan_is_applied_at_stds_call_into_libc() {
     let program = corpus("rswrite");
     let line = marked_line("rswrite/main.rs", "RSWRITE");
     let mut backends = vec![("ptrace", vec!["--backend", "ptrace"])];
-    if is_root() {
+    if have("bpf", is_root(), "BPF needs root; only ptrace tried") {
         backends.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
     }
     for (name, flags) in backends {

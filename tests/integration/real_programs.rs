@@ -26,18 +26,6 @@ use syscluster_model::Profile;
 
 /// The program `name` of Debian package `package`, or None (after saying
 /// so) where it is missing — a failure under CI.
-fn program(name: &str, package: &str) -> Option<PathBuf> {
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
-        .map(|d| d.join(name))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        let why = format!("{name} is missing (Debian package {package}; scripts/install-deps.sh installs it)");
-        need(name, &why);
-    }
-    found
-}
-
 fn realprog(name: &str) -> PathBuf {
     root().join("tests/realprog").join(name)
 }

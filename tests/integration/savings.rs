@@ -2,7 +2,7 @@
 //! advice on recorded programs refers to the untraced run (the recorder's
 //! calibrated cost taken out) and that no saving exceeds it.  The timed
 //! comparison of estimated and measured savings is a benchmark:
-//! tests/bench/advise_savings.rs, run by `bench/advise-savings.sh`.
+//! bench/advise-savings/advise_savings.rs, run by `bench/advise-savings.sh`.
 
 use crate::util::*;
 use syscluster_advise::Advice;

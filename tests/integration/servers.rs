@@ -112,9 +112,7 @@ fn a_servers_request_loop_is_one_loop_whatever_the_connections() {
         ("strace", vec![], Some(vec![])),
         ("bpf-events", vec!["--backend", "bpf", "--mode", "events"], None),
     ];
-    if !is_root() {
-        // CI runs as root: BPF is tested there.
-        eprintln!("not root: the bpf backend is not tested");
+    if !have("bpf", is_root(), "BPF needs root: the bpf backend is not tested") {
         backends.retain(|b| b.0 != "bpf-events");
     }
     for (name, record, import) in &backends {

@@ -95,7 +95,9 @@ fn catching_before_the_command(pid: u32, sig: i32) -> bool {
 /// line and exits 128 + the signal.
 #[test]
 fn interrupted_while_getting_ready_the_command_is_not_started() {
-    assert!(is_root(), "BPF needs root");
+    if !have("bpf", is_root(), "BPF needs root") {
+        return;
+    }
     let d = tmp();
     for (sig, name) in [(libc::SIGINT, "INT"), (libc::SIGTERM, "TERM")] {
         let out = d.path().join(format!("{name}.json"));

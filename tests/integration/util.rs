@@ -128,21 +128,8 @@ pub fn random_file(path: &Path, len: usize) {
     std::fs::write(path, data).expect("write input file");
 }
 
-/// A capability the test needs is missing here: it skips, saying so, or
-/// fails where the capability is required -- named in SYSCLUSTER_REQUIRE
-/// (comma-separated) or CI=true, where every capability is.  The
-/// convention of the C and shell tests (tests/lib/require.h, require.sh).
-pub fn need(cap: &str, why: &str) {
-    let listed = std::env::var("SYSCLUSTER_REQUIRE").is_ok_and(|l| l.split(',').any(|c| c == cap));
-    assert!(!listed && std::env::var("CI").as_deref() != Ok("true"), "{cap} required: {why}");
-    eprintln!("SKIP {cap}: {why}");
-}
-
-/// Whether the tests run as root: where they do (CI), what needs root or
-/// BPF must run, and a failure to set it up fails the test.
-pub fn is_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
-}
+// The fail-closed rule (docs/TESTING.md), shared with every crate's tests.
+pub use syscluster_testutil::{have, is_root, need, program};
 
 /// A tmpfs of `size` (mount's syntax) mounted at `dir/mnt` and unmounted
 /// when dropped; None, after saying why, where mounting needs root we lack.
@@ -157,7 +144,7 @@ impl SmallTmpfs {
             Ok(o) if o.status.success() => Some(SmallTmpfs(mnt)),
             o => {
                 assert!(!is_root(), "{test}: mounting a tmpfs failed as root: {o:?}");
-                eprintln!("skipping {test}: mounting a tmpfs needs root");
+                need("tmpfs", &format!("{test}: mounting a tmpfs needs root"));
                 None
             }
         }
@@ -174,11 +161,9 @@ impl Drop for SmallTmpfs {
 /// modes where the tests run as root (CI), where it must work.
 pub fn record_backends() -> Vec<(&'static str, Vec<&'static str>)> {
     let mut v = vec![("ptrace", vec!["--backend", "ptrace"])];
-    if is_root() {
+    if have("bpf", is_root(), "BPF needs root; only ptrace tried") {
         v.push(("bpf-events", vec!["--backend", "bpf", "--mode", "events"]));
         v.push(("bpf-aggregate", vec!["--backend", "bpf", "--mode", "aggregate"]));
-    } else {
-        eprintln!("BPF needs root; only ptrace tried");
     }
     v
 }

@@ -32,6 +32,14 @@ cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$T"; }
 trap cleanup EXIT
 fail() { echo "plugin test: FAIL: $*" >&2; exit 1; }
 cd "$T"
+# The test programs are C of the project's own: warning-free, as every C
+# file of the tree is built (-Werror), in each variant the tests build
+# ($d: one or two flags).
+for src in "$ROOT"/tests/plugin/*.c; do
+  for d in -DCHECK=1 "-DCHECK=3 -DVARBS"; do
+    "$CLANG" -fsyntax-only -Wall -Wextra -Werror $d "$src" || fail "$(basename "$src") $d: warnings (-Werror)"
+  done
+done
 # advise's cache of its own: no test depends on the calibration this
 # machine has (or lacks) in ~/.cache.
 export XDG_CACHE_HOME=$T/cache

@@ -596,6 +596,20 @@ fn a_multicall_across_functions_says_so() {
     assert!(seq.dependencies.iter().any(|d| d.from == 0 && d.to == 1 && d.arg_name == "dfd"), "{:?}", seq.dependencies);
     assert!(seq.dependencies.iter().any(|d| d.via == "fd_value" && d.arg_name == "fd"), "{:?}", seq.dependencies);
     assert_eq!(seq.placement.class, "several_functions");
+    // The hot-path rule shows an fd_value dependency as the looped rule does
+    // (reopening_one_file_and_the_multicall_of_its_rounds): by the open's
+    // result profile, never a result match that was not counted (issue 11).
+    assert!(r.after.contains("int k = mc_run(ctx, c, 4)"), "the hot-path rule's multi-call: {}", r.after);
+    assert!(!r.evidence.iter().any(|e| matches!(e, Evidence::ResultMatch { count: 0, .. })), "{:?}", r.evidence);
+    // Three calls take openat's descriptor: its profile is one fact, said once.
+    let opened = r
+        .evidence
+        .iter()
+        .filter(
+            |e| matches!(e, Evidence::Value { syscall, arg, value: 3, .. } if syscall == "openat" && arg == "result"),
+        )
+        .count();
+    assert_eq!(opened, 1, "{:?}", r.evidence);
 }
 
 #[test]

@@ -15,6 +15,7 @@ use syscluster_record::callsite::unwind::{
     find_callsite, read_maps, skip_modules, Memory, ProcessMemory, Regs, Unwound,
 };
 use syscluster_record::callsite::{Modules, Symbolizer};
+use syscluster_testutil::{cc, cc_text, on_path, program, transform};
 
 /// The tracer reaps with waitpid(-1), which would steal other tests'
 /// children: everything in this file that runs a child holds this lock.
@@ -279,13 +280,7 @@ fn stdio_built_at_o0_with_frame_pointers() {
     let prog = dir.path().join("stdio-O0");
     {
         let _g = lock();
-        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
-            .arg(&prog)
-            .arg(corpus_dir().join("stdio.c"))
-            .status()
-            .unwrap();
-        assert!(st.success());
+        cc(&corpus_dir().join("stdio.c"), &prog, &["-O0", "-g", "-fno-omit-frame-pointer"]);
     }
     check_stdio(&prog);
 }
@@ -335,15 +330,29 @@ fn every_call_of_corpus_programs_unwinds() {
     assert!(outermost >= 3);
 }
 
+/// A program every Linux host has, found on PATH: its absence is a broken
+/// host, not a capability to skip.
+fn host_program(name: &str) -> PathBuf {
+    on_path(name).unwrap_or_else(|| panic!("{name} is not on PATH"))
+}
+
 #[test]
 fn every_call_of_python_and_coreutils_unwinds() {
+    // Programs as the distribution built them (its flags, its unwind
+    // tables, modules python loads with dlopen), found at run time.
     let os = OsStr::new;
-    check_every_call_unwinds(
-        Path::new("/usr/bin/python3"),
-        &[os("-c"), os("import os, json; os.write(1, json.dumps([1]).encode())")],
-    );
-    check_every_call_unwinds(Path::new("/bin/ls"), &[os("-l"), os("/usr/lib")]);
-    check_every_call_unwinds(Path::new("/bin/sh"), &[os("-c"), os("echo hi; /bin/true")]);
+    if let Some(python) = program("python3", "python3") {
+        check_every_call_unwinds(&python, &[os("-c"), os("import os, json; os.write(1, json.dumps([1]).encode())")]);
+    }
+    let dir = tmp();
+    for i in 0..20 {
+        std::fs::write(dir.path().join(format!("f{i}")), [b'x'; 10]).unwrap();
+        std::os::unix::fs::symlink(format!("f{i}"), dir.path().join(format!("l{i}"))).unwrap();
+    }
+    check_every_call_unwinds(&host_program("ls"), &[os("-l"), dir.path().as_os_str()]);
+    // The shell runs `true` as a program of its own.
+    let t = host_program("true");
+    check_every_call_unwinds(&host_program("sh"), &[os("-c"), os("echo hi; \"$1\""), os("sh"), t.as_os_str()]);
 }
 
 /// The `.dynsym` function of `path` that holds the instruction before file
@@ -366,29 +375,62 @@ fn dynsym_function_at(path: &Path, offset: u64) -> Option<String> {
     hits.into_iter().next()
 }
 
+/// A program stripped as distributions strip theirs (`strip
+/// --strip-unneeded`: no .symtab, no debug info), which exports one
+/// function, `sc_emit`, in .dynsym, as an interpreter exports its API
+/// (python3 is linked with --export-dynamic).
+const EXPORTING: &str = "#include <unistd.h>\n\
+    __attribute__((noinline)) void sc_emit(int fd)\n\
+    {\n\
+    \x20   if (write(fd, \"x\", 1) != 1)\n\
+    \x20       _exit(2);\n\
+    }\n\
+    int main(void)\n\
+    {\n\
+    \x20   sc_emit(1);\n\
+    \x20   return 0;\n\
+    }\n";
+
 #[test]
 fn stripped_programs_resolve_from_dynsym_or_to_module_and_offset() {
-    // Debian's python3 is stripped to .dynsym: os.write's write(2) is in an
-    // exported function.
-    let python = std::fs::canonicalize("/usr/bin/python3").unwrap();
-    let t = trace(&python, &[OsStr::new("-c"), OsStr::new("import os; os.write(1, b'x')")]);
+    use object::{Object, ObjectSymbol};
+    let dir = tmp();
+    let prog = {
+        let _g = lock();
+        let p = cc_text(dir.path(), "exporting", EXPORTING, &["-O2", "-g", "-Wl,--export-dynamic-symbol=sc_emit"]);
+        transform("strip", &["--strip-unneeded"], &p);
+        p
+    };
+    // The facts the test needs of the program, stated: no .symtab nor
+    // debug info; .dynsym holds sc_emit but neither main nor _start.
+    {
+        let data = std::fs::read(&prog).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        assert!(obj.section_by_name(".symtab").is_none() && obj.section_by_name(".debug_info").is_none());
+        let exported: Vec<&str> =
+            obj.dynamic_symbols().filter(|s| s.is_definition()).filter_map(|s| s.name().ok()).collect();
+        assert!(exported.contains(&"sc_emit"), "{exported:?}");
+        assert!(!exported.contains(&"main") && !exported.contains(&"_start"), "{exported:?}");
+    }
+    // The write is in an exported function: named from .dynsym alone.
+    let t = trace(&prog, &[]);
+    assert_eq!(t.exit, 0);
     let (calls, mut s) = t.symbolizer();
     let w = program_calls(&calls, WRITE, 1);
     assert_eq!(w.len(), 1);
     let loc = location(&mut s, w[0]);
-    assert_eq!(loc.module, python.display().to_string());
-    assert!(loc.function.is_some(), "{loc:?}");
-    assert_eq!(loc.function, dynsym_function_at(&python, loc.offset), "{loc:?}");
+    assert_eq!(loc.module, prog.display().to_string());
+    assert_eq!(loc.function.as_deref(), Some("sc_emit"), "{loc:?}");
+    assert_eq!(loc.function, dynsym_function_at(&prog, loc.offset), "{loc:?}");
     assert_eq!((loc.file, loc.line), (None, None));
-    // true's exit_group is located at its _start, which .dynsym lacks.
-    let t = trace(Path::new("/usr/bin/true"), &[]);
-    let (calls, mut s) = t.symbolizer();
+    // exit_group, after main returned, is located at _start, which
+    // .dynsym lacks: module and offset only.
     let exit = calls.iter().find(|c| c.nr == libc::SYS_exit_group as u64).unwrap();
     let loc = location(&mut s, exit);
-    assert_eq!(loc.module, "/usr/bin/true");
-    assert_eq!(dynsym_function_at(Path::new("/usr/bin/true"), loc.offset), None);
+    assert_eq!(loc.module, prog.display().to_string());
+    assert_eq!(dynsym_function_at(&prog, loc.offset), None);
     assert_eq!((loc.function.as_deref(), loc.file.as_deref()), (None, None), "{loc:?}");
-    assert_eq!(loc.short(), format!("true+{:#x}", loc.offset));
+    assert_eq!(loc.short(), format!("exporting+{:#x}", loc.offset));
 }
 
 /// Copies corpus program write8 into `dir` as `name`, transformed by
@@ -398,8 +440,7 @@ fn write8_copy(dir: &Path, name: &str, tool: Option<(&str, &[&str])>) -> PathBuf
     std::fs::copy(corpus("write8"), &dst).unwrap();
     if let Some((tool, args)) = tool {
         let _g = lock();
-        let st = Command::new(tool).args(args).arg(&dst).status().unwrap();
-        assert!(st.success(), "{tool} {args:?}");
+        transform(tool, args, &dst);
     }
     dst
 }
@@ -514,13 +555,11 @@ fn debug_frame_covers_what_eh_frame_does_not() {
     let prog = dir.path().join("stdio-debug-frame");
     {
         let _g = lock();
-        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-O2", "-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-o"])
-            .arg(&prog)
-            .arg(corpus_dir().join("stdio.c"))
-            .status()
-            .unwrap();
-        assert!(st.success());
+        cc(
+            &corpus_dir().join("stdio.c"),
+            &prog,
+            &["-O2", "-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"],
+        );
     }
     let data = std::fs::read(&prog).unwrap();
     let obj = object::File::parse(&*data).unwrap();
@@ -583,13 +622,7 @@ fn inlined_function_is_named_with_its_own_line() {
     let prog = dir.path().join("inl");
     {
         let _g = lock();
-        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-O2", "-g", "-o"])
-            .arg(&prog)
-            .arg(&src)
-            .status()
-            .unwrap();
-        assert!(st.success());
+        cc(&src, &prog, &["-O2", "-g"]);
     }
     let t = trace(&prog, &[]);
     let (calls, mut s) = t.symbolizer();

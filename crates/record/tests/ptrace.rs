@@ -229,7 +229,7 @@ fn signals_reach_the_program_and_stopped_programs_continue() {
         "trap 'echo caught > {m}' USR1; kill -USR1 $$; (sleep 0.2; kill -CONT $$) & kill -STOP $$; wait; exit 5",
         m = mark.display()
     );
-    let r = record_ptrace(&[&"/bin/sh", &"-c", &script]);
+    let r = record_ptrace(&[&"sh", &"-c", &script]);
     assert_eq!(r.exit, ExitStatus::Code(5));
     assert_eq!(std::fs::read_to_string(&mark).unwrap(), "caught\n");
     assert!(count(&r.profile, "rt_sigreturn") >= 1, "the handler ran and returned");
@@ -331,7 +331,7 @@ fn record_in_child_full(
 #[test]
 fn stdin_stdout_stderr_and_the_exit_status_pass_through() {
     let (out, err, code) =
-        record_in_child(&[&"/bin/sh", &"-c", &"read line; echo \"got $line\"; echo oops >&2; exit 3"], b"hello\n");
+        record_in_child(&[&"sh", &"-c", &"read line; echo \"got $line\"; echo oops >&2; exit 3"], b"hello\n");
     assert_eq!(String::from_utf8_lossy(&out), "got hello\n");
     assert_eq!(String::from_utf8_lossy(&err), "oops\n");
     assert_eq!(code, 3);

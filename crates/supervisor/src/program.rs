@@ -30,7 +30,7 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
 
 /// How many `#!` scripts can lead to a program: the kernel follows five (a
 /// sixth gives ELOOP).  The preload library's exec wrappers follow as many
-/// (`preload/src/scan.c`, `SC_MAX_SCRIPT_DEPTH`), so both reach the same
+/// (`preload/src/interposable.c`, `SC_MAX_SCRIPT_DEPTH`), so both reach the same
 /// verdict about the same program.
 pub const MAX_SCRIPT_DEPTH: usize = 5;
 

@@ -119,6 +119,17 @@ pub(crate) fn dependency_evidence(f: &Facts, nodes: &[u32], d: &Dependency) -> O
     })
 }
 
+/// The evidence of every dependency in `deps`, each fact once: several
+/// calls taking the descriptor an open returned rest on the same value
+/// profile.
+fn add_dependency_evidence(f: &Facts, nodes: &[u32], deps: &[Dependency], evidence: &mut Vec<Evidence>) {
+    for e in deps.iter().filter_map(|d| dependency_evidence(f, nodes, d)) {
+        if !evidence.contains(&e) {
+            evidence.push(e);
+        }
+    }
+}
+
 /// (data/syscall_properties.tsv, class reads.)
 const READ_LIKE: &[&str] = syscluster_model::syscall_lists::READS;
 
@@ -183,7 +194,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             _ => "mc_run_loop()",
         };
         let mut evidence = vec![Evidence::Loop { nodes: l.nodes.iter().map(|&n| f.label(n)).collect(), weight: w }];
-        evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &l.nodes, d)));
+        add_dependency_evidence(f, &l.nodes, &deps, &mut evidence);
         for v in f.specialization(&l.nodes) {
             evidence.push(Evidence::Value {
                 syscall: v.syscall,
@@ -250,7 +261,7 @@ pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             mc_body(f, &h.nodes, &deps, "c")
         );
         let mut evidence: Vec<Evidence> = h.nodes.windows(2).map(|p| super::edge_evidence(f, p[0], p[1])).collect();
-        evidence.extend(deps.iter().filter_map(|d| dependency_evidence(f, &h.nodes, d)));
+        add_dependency_evidence(f, &h.nodes, &deps, &mut evidence);
         evidence.extend(f.placement_evidence(&h.nodes));
         out.push(Finding {
             rule: &MULTICALL,

@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn the_kernel_accepts_the_filter() {
         if !available() {
-            eprintln!("skipped: seccomp filters with SECCOMP_RET_TRACE are not available");
+            syscluster_testutil::need("seccomp", "seccomp filters with SECCOMP_RET_TRACE are not available");
             return;
         }
         // In a child: with nothing untraced and no tracer, calls would fail

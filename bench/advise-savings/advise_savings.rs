@@ -16,7 +16,7 @@
 //! which copies the table (target/tmp/advise-savings.md) into
 //! docs/BENCHMARKS.md.
 
-#[path = "../integration/util.rs"]
+#[path = "../../tests/integration/util.rs"]
 #[allow(dead_code)]
 mod util;
 
