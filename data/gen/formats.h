@@ -32,6 +32,7 @@
 #define SCL_PLAN_LINE_MAX_MODULES 64
 #define SCL_PLAN_LINE_MAX_BUFFER 1048576
 #define SCL_PLAN_LINE_MAX_BUILD_ID 64
+#define SCL_MAX_SCRIPT_DEPTH 5
 
 #define SCL_PLAN_LINE_SITE_KIND_COUNT 6
 #define SCL_PLAN_LINE_SITE_KIND_NAMES "write", "clock", "pid", "tid", "seek", "read"

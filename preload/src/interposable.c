@@ -2,6 +2,7 @@
  * launcher links this file alone. */
 #include "interposable.h"
 #include "sys.h"
+#include "formats.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -17,8 +18,9 @@ static long rd(int fd, void *buf, size_t n, off_t at)
 
 /* How many `#!` scripts can lead to a program: the kernel follows five
  * (a sixth gives ELOOP).  The supervisor follows as many
- * (crates/supervisor/src/program.rs, MAX_SCRIPT_DEPTH). */
-#define SC_MAX_SCRIPT_DEPTH 5
+ * (crates/supervisor/src/program.rs, MAX_SCRIPT_DEPTH): both from
+ * data/formats.tsv. */
+#define SC_MAX_SCRIPT_DEPTH SCL_MAX_SCRIPT_DEPTH
 
 int sc_elf_static_or_setuid(const char *path, char *why, size_t len)
 {

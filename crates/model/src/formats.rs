@@ -40,6 +40,8 @@ pub const PLAN_LINE_MAX_MODULES: usize = 64;
 pub const PLAN_LINE_MAX_BUFFER: usize = 1048576;
 /// `plan_line_max_build_id` of data/formats.tsv.
 pub const PLAN_LINE_MAX_BUILD_ID: usize = 64;
+/// `max_script_depth` of data/formats.tsv.
+pub const MAX_SCRIPT_DEPTH: usize = 5;
 /// `plan_line_site_kind` of data/formats.tsv.
 pub const PLAN_LINE_SITE_KIND_NAMES: &[&str] = &["write", "clock", "pid", "tid", "seek", "read"];
 /// `mc_rule` of data/formats.tsv.

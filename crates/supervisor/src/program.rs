@@ -31,8 +31,8 @@ pub fn resolve_program(cmd: &OsStr) -> Option<PathBuf> {
 /// How many `#!` scripts can lead to a program: the kernel follows five (a
 /// sixth gives ELOOP).  The preload library's exec wrappers follow as many
 /// (`preload/src/interposable.c`, `SC_MAX_SCRIPT_DEPTH`), so both reach the same
-/// verdict about the same program.
-pub const MAX_SCRIPT_DEPTH: usize = 5;
+/// verdict about the same program: the number is kept once, in data/formats.tsv.
+pub const MAX_SCRIPT_DEPTH: usize = syscluster_model::formats::MAX_SCRIPT_DEPTH;
 
 /// Static executables ignore LD_PRELOAD; set-user-ID, set-group-ID and
 /// file-capability programs run in secure-execution mode, where the loader
