@@ -43,3 +43,16 @@ fn plan_fixtures() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// valid-current.json's `function_hash` is that of the function holding
+/// line 23 of tests/corpus/write8.c (the fixture's /fixture/write8.c), as
+/// llvm/test/make-plan.py computes it too: the Rust scanner and the tests'
+/// agree (and llvm/test/stale-function.c, the tests' and the plugin's).
+#[test]
+fn function_hash_of_the_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let plan = Plan::load(&root.join("tests/fixtures/formats/plan/valid-current.json")).unwrap();
+    let l = &plan.clusters[0].locations[0];
+    let now = syscluster_model::plan::function_hash(&root.join("tests/corpus/write8.c"), l.line.unwrap()).unwrap();
+    assert_eq!(l.function_hash.as_deref(), Some(now.as_str()));
+}
