@@ -76,9 +76,9 @@ def function_hash(text, line):
 
 def add_locations(a, source, by_function):
     """The locations of SOURCE's markers, added to their cluster's list."""
-    with open(source) as f:
+    with open(source, newline="") as f:  # lines split at \n only, as the plugin does
         text = f.read()
-    for n, line in enumerate(text.splitlines(True), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         m = re.search(r"// sc: (\w+)(?: (\w+))?(?: @(\w+))?\s*$", line)
         ir = re.search(r"^; line (\d+): // sc: (\w+)(?: (\w+))?\s*$", line)
         group = None
