@@ -23,12 +23,12 @@ def fnv1a(text):
     return f"{h:016x}"
 
 
-def function_hash(text, line):
-    """The plan's function_hash (docs/PLAN_FORMAT.md) of the function holding
-    LINE of TEXT, as syscluster writes it (crates/model/src/plan.rs,
-    function_span): the top-level brace block holding the line, from its
-    header's first token to its closing brace, braces in comments, literals
-    and preprocessor lines not counted; its lines trimmed, joined by newlines."""
+def function_span(text, line):
+    """The first and last lines of the function holding LINE of TEXT, as
+    syscluster finds them (crates/model/src/plan.rs, function_span): the
+    top-level brace block holding the line, from its header's first token to
+    its closing brace, braces in comments, literals and preprocessor lines
+    not counted (docs/PLAN_FORMAT.md, function_hash).  None: no function."""
     st, depth, n, header, start, bol, i = "code", 0, 1, None, 0, True, 0
     span = None
     while i < len(text) and span is None:
@@ -68,6 +68,15 @@ def function_hash(text, line):
         elif c not in " \t":
             bol = False
         i += 1
+        if n > line and depth == 0 and (header is None or header > line):
+            break
+    return span
+
+
+def function_hash(text, line):
+    """The plan's function_hash of the function holding LINE of TEXT: the
+    lines of function_span, trimmed, joined by newlines."""
+    span = function_span(text, line)
     if span is None:
         return None
     lines = text.split("\n")[span[0] - 1:span[1]]
