@@ -190,7 +190,7 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
                      ": whether the source changed is not checked (the region is still proved on the IR)");
       }
       // The whole function, not only the line: an edit elsewhere in it
-      // (an error check, a buffer size, a statement between the calls)
+      // that moves no line (an error check, a buffer size)
       // makes the plan stale too (docs/PLAN_FORMAT.md, function_hash).
       if (L.FunctionHash) {
         std::string File = Via.empty() ? S.FullPath : Via;
@@ -204,7 +204,8 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
                      (Now ? "its source (" + sys::path::filename(File).str() + ":" + std::to_string(Span.first) +
                                 "-" + std::to_string(Span.second) + ") is not the one the plan was made from "
                                 "(function_hash " + *L.FunctionHash + ", now " + *Now + ")"
-                          : "no function body of " + File + " holds line " + std::to_string(L.Line) + " now") +
+                          : File + " cannot be read, or no function body holds line " + std::to_string(L.Line) +
+                                " now") +
                      "; left as it is");
           Stale = true;
           continue;
