@@ -12,7 +12,7 @@
 #define SCL_ADVICE_VERSION 1
 #define SCL_ADVICE_OLDEST 1
 /* plan (docs/PLAN_FORMAT.md): plan_version */
-#define SCL_PLAN_VERSION 1
+#define SCL_PLAN_VERSION 2
 #define SCL_PLAN_OLDEST 1
 /* calibration (docs/ADVICE.md): calibration_version */
 #define SCL_CALIBRATION_VERSION 3

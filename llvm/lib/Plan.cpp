@@ -87,6 +87,8 @@ Expected<Plan> loadPlan(StringRef Path) {
         L.Count = O->getInteger("count").value_or(0);
         if (auto H = O->getString("source_hash"))
           L.SourceHash = H->str();
+        if (auto H = O->getString("function_hash"))
+          L.FunctionHash = H->str();
         PC.Locations.push_back(std::move(L));
       }
     P.Clusters.push_back(std::move(PC));
@@ -111,6 +113,117 @@ unsigned sourceMatch(StringRef PlanPath, StringRef DebugFile) {
   return N;
 }
 
+static const char *const Blanks = " \t\r\f\v";
+
+static std::string fnv1a(StringRef Text) {
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (unsigned char C : Text) {
+    H ^= C;
+    H *= 0x100000001b3ULL;
+  }
+  std::string S;
+  raw_string_ostream(S) << format_hex_no_prefix(H, 16);
+  return S;
+}
+
+std::optional<std::pair<unsigned, unsigned>> functionSpan(StringRef Text, unsigned Line) {
+  enum { Code, LineComment, BlockComment, Quote, Directive } St = Code;
+  char Q = 0;
+  unsigned Depth = 0, N = 1, Start = 0;
+  std::optional<unsigned> Header;
+  bool Bol = true; // only blanks since the line began
+  for (size_t I = 0; I < Text.size(); ++I) {
+    char C = Text[I];
+    char Next = I + 1 < Text.size() ? Text[I + 1] : 0;
+    bool WasBol = Bol;
+    if (C == '\\' && Next == '\n' && St != Code) { // a continued line
+      ++N;
+      ++I;
+      continue;
+    }
+    switch (St) {
+    case LineComment:
+    case Directive:
+      if (C == '\n')
+        St = Code;
+      break;
+    case BlockComment:
+      if (C == '*' && Next == '/') {
+        St = Code;
+        ++I;
+      }
+      break;
+    case Quote:
+      if (C == '\\')
+        ++I;
+      else if (C == Q || C == '\n')
+        St = Code;
+      break;
+    case Code:
+      if (C == '/' && Next == '/') {
+        St = LineComment;
+      } else if (C == '/' && Next == '*') {
+        St = BlockComment;
+        ++I;
+      } else if (C == '#' && WasBol) {
+        St = Directive;
+        if (Depth == 0)
+          Header.reset();
+      } else if (!StringRef(" \t\r\n\v\f").contains(C)) {
+        if (Depth == 0 && !Header)
+          Header = N;
+        if (C == '"' || C == '\'') {
+          St = Quote;
+          Q = C;
+        } else if (C == '{') {
+          if (Depth == 0)
+            Start = Header.value_or(N);
+          ++Depth;
+        } else if (C == '}' && Depth > 0) {
+          if (--Depth == 0) {
+            if (Start <= Line && Line <= N)
+              return std::make_pair(Start, N);
+            Header.reset();
+          }
+        } else if (C == ';' && Depth == 0) {
+          Header.reset();
+        }
+      }
+      break;
+    }
+    if (I < Text.size() && Text[I] == '\n') {
+      ++N;
+      Bol = true;
+    } else if (C != ' ' && C != '\t') {
+      Bol = false;
+    }
+    if (N > Line && Depth == 0 && (!Header || *Header > Line))
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> functionHash(StringRef File, unsigned Line, std::pair<unsigned, unsigned> *Span) {
+  auto Buf = MemoryBuffer::getFile(File);
+  if (!Buf)
+    return std::nullopt;
+  StringRef Text = (*Buf)->getBuffer();
+  auto S = functionSpan(Text, Line);
+  if (!S)
+    return std::nullopt;
+  if (Span)
+    *Span = *S;
+  SmallVector<StringRef, 0> Lines;
+  Text.split(Lines, '\n');
+  std::string Joined;
+  for (unsigned L = S->first; L <= S->second && L <= Lines.size(); ++L) {
+    if (L != S->first)
+      Joined += '\n';
+    Joined += Lines[L - 1].trim(Blanks).str();
+  }
+  return fnv1a(Joined);
+}
+
 std::optional<std::string> sourceLineHash(StringRef File, unsigned Line) {
   auto Buf = MemoryBuffer::getFile(File);
   if (!Buf || Line == 0)
@@ -122,15 +235,7 @@ std::optional<std::string> sourceLineHash(StringRef File, unsigned Line) {
       return std::nullopt;
     Rest = Rest.drop_front(NL + 1);
   }
-  StringRef Text = Rest.take_until([](char C) { return C == '\n'; }).trim(" \t\r\f\v");
-  uint64_t H = 0xcbf29ce484222325ULL;
-  for (unsigned char C : Text) {
-    H ^= C;
-    H *= 0x100000001b3ULL;
-  }
-  std::string S;
-  raw_string_ostream(S) << format_hex_no_prefix(H, 16);
-  return S;
+  return fnv1a(Rest.take_until([](char C) { return C == '\n'; }).trim(Blanks));
 }
 
 } // namespace syscluster

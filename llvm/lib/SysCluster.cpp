@@ -3,7 +3,8 @@
 // The pass's entry and its matching; what it does (seed 000 §3), and where
 // (lib/ClusterPass.h lists the files):
 //  - matches every cluster's locations to call sites (file by path suffix,
-//    line, function; the source line's hash against the plan's source_hash);
+//    line, function; the source line's hash against the plan's source_hash,
+//    the hash of the whole function holding it against its function_hash);
 //  - for each pair of the cluster's calls, decides the five conditions of
 //    §3.2 (dominance, safety, convexity, argument safety, linearity) and
 //    says which fails;
@@ -187,6 +188,32 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
         analysis(S.S.Call, "NoSourceHash",
                  Name + ": the plan has no source_hash for " + describe(S) +
                      ": whether the source changed is not checked (the region is still proved on the IR)");
+      }
+      // The whole function, not only the line: an edit elsewhere in it
+      // that moves no line (an error check, a buffer size)
+      // makes the plan stale too (docs/PLAN_FORMAT.md, function_hash).
+      if (L.FunctionHash) {
+        std::string File = Via.empty() ? S.FullPath : Via;
+        std::string Fn = L.Function.empty() ? S.S.Call->getFunction()->getName().str() : L.Function;
+        std::pair<unsigned, unsigned> Span{0, 0};
+        auto Now = functionHash(File, L.Line, &Span);
+        if (!Now || *Now != *L.FunctionHash) {
+          missed(S.S.Call, "StaleFunction",
+                 Name + ": stale plan: the function " + Fn + " holding " + describe(S) +
+                     " changed since the recording: " +
+                     (Now ? "its source (" + sys::path::filename(File).str() + ":" + std::to_string(Span.first) +
+                                "-" + std::to_string(Span.second) + ") is not the one the plan was made from "
+                                "(function_hash " + *L.FunctionHash + ", now " + *Now + ")"
+                          : File + " cannot be read, or no function body holds line " + std::to_string(L.Line) +
+                                " now") +
+                     "; left as it is");
+          Stale = true;
+          continue;
+        }
+      } else if (L.SourceHash && !Only) {
+        analysis(S.S.Call, "NoFunctionHash",
+                 Name + ": the plan has no function_hash for " + describe(S) +
+                     " (a plan_version 1 plan): the function was not fingerprinted, only its line is checked");
       }
       if (!Only)
         analysis(S.S.Call, "Matched",

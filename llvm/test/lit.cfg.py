@@ -26,7 +26,12 @@ config.environment["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 config.environment["MULTICALL_CALIBRATION"] = os.path.join(os.path.dirname(__file__), "calibration.json")
 config.substitutions.append(
     ("%clang-sc", f"{bindir}/clang -O2 -g -fpass-plugin={plugin} -Xclang -load -Xclang {plugin}"))
+config.substitutions.append(("%clangxx", f"{bindir}/clang++"))
 config.substitutions.append(("%clang", f"{bindir}/clang"))
+cxxflags = subprocess.check_output([llvm_config, "--cxxflags"], text=True).strip()
+config.substitutions.append(("%llvm-cxxflags", cxxflags))
+libdir = subprocess.check_output([llvm_config, "--libdir"], text=True).strip()
+config.substitutions.append(("%llvm-libs", f"-L{libdir} -Wl,-rpath,{libdir} -lLLVM"))
 config.substitutions.append(("%opt-sc", f"{bindir}/opt -load-pass-plugin={plugin} -passes=syscluster"))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(

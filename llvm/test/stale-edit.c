@@ -4,9 +4,11 @@
 // changes, a remark says why.  Editing a line it does not name, without
 // moving any line, leaves the plan valid: the loop is still replaced.
 // The copies are two other checkouts (the plan was made in
-// /elsewhere/checkout), built from their top with a relative path.
+// /elsewhere/checkout), built from their top with a relative path.  The
+// plan has line hashes only (a plan_version 1 plan): with the function's
+// hash, the edit of `return 0;` would make it stale too (stale-function.c).
 // RUN: rm -rf %t && mkdir -p %t/named/llvm/test %t/other/llvm/test
-// RUN: %make-plan %s --hash > %t/plan
+// RUN: %make-plan %s --hash --no-function-hash > %t/plan
 // RUN: sed 's/read(0, buf, sizeof buf)/read(0, buf, 4096)/' %s > %t/named/llvm/test/stale-edit.c
 // RUN: sed 's/return 0;/return 1;/' %s > %t/other/llvm/test/stale-edit.c
 // RUN: not cmp -s %s %t/named/llvm/test/stale-edit.c
@@ -25,10 +27,10 @@ int main(void)
         write(1, buf, n);                       // sc: write
     return 0;
 }
-// NAMED: remark: plan cluster #1 (copy-offload): stale plan: read at stale-edit.c:24 is not the source line the plan was made from (source_hash {{[0-9a-f]+}}, now {{[0-9a-f]+}}); left as it is [-Rpass-missed=syscluster]
+// NAMED: remark: plan cluster #1 (copy-offload): stale plan: read at stale-edit.c:26 is not the source line the plan was made from (source_hash {{[0-9a-f]+}}, now {{[0-9a-f]+}}); left as it is [-Rpass-missed=syscluster]
 // NAMED-NOT: became one looped multi-call
 // NAMED-IR-NOT: __syscluster_write_read_loop
 // NAMED-IR: call i64 @read(
 // OTHER-NOT: stale plan
-// OTHER: remark: plan cluster #1 (copy-offload): the loop of write at stale-edit.c:25 -> read at stale-edit.c:24 became one looped multi-call
+// OTHER: remark: plan cluster #1 (copy-offload): the loop of write at stale-edit.c:27 -> read at stale-edit.c:26 became one looped multi-call
 // OTHER-IR: call i64 @__syscluster_write_read_loop(

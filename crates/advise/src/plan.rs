@@ -121,6 +121,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 count: l.count,
                 code_hash: None,
                 source_hash: None,
+                function_hash: None,
             })
             .collect(),
         parameters: r.parameters.clone(),

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use syscluster_advise::advice::{Advice, Evidence};
 use syscluster_advise::calibration::{Calibration, CallCost, Crossing, KernelFixed, Machine, CALIBRATION_VERSION};
-use syscluster_advise::plan::Plan;
+use syscluster_advise::plan::{function_hash, source_hash, Plan};
 use syscluster_advise::{advise, AdviseOptions, CostModel};
 use syscluster_analysis::{BuilderOptions, ProfileBuilder};
 use syscluster_model::host::{Host, Kmod, HOST_VERSION};
@@ -725,8 +725,53 @@ fn plan_names_calls_results_and_locations() {
     bad.clusters[0].calls[0].results.insert("count".into(), 9);
     std::fs::write(&path, bad.to_json()).unwrap();
     assert!(Plan::load(&path).unwrap_err().contains("refers to call 9"));
-    std::fs::write(&path, br#"{"plan_version": 2}"#).unwrap();
-    assert!(Plan::load(&path).unwrap_err().contains("plan_version 2"));
+    std::fs::write(&path, br#"{"plan_version": 3}"#).unwrap();
+    assert!(Plan::load(&path).unwrap_err().contains("plan_version 3"));
+}
+
+#[test]
+fn plan_fingerprints_each_location_and_its_function() {
+    // The copy loop's read and write are lines 26 and 27 of prog.c: a
+    // source where they are in main, whose header is line 20.
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("prog.c");
+    let mut text: Vec<String> = (1..20).map(|i| format!("int v{i};")).collect();
+    text.push("int main(void)".into());
+    text.push("{".into());
+    text.extend((22..26).map(|i| format!("    int x{i} = 0;")));
+    text.push("    while ((n = read(3, buf, sizeof buf)) > 0)".into());
+    text.push("        write(4, buf, n);".into());
+    text.push("}".into());
+    std::fs::write(&src, text.join("\n") + "\n").unwrap();
+    let mut p = copy_loop(1000, true);
+    for cs in p.nodes.iter_mut().flat_map(|n| n.callsites.iter_mut()) {
+        cs.location.file = Some(src.display().to_string());
+    }
+    let a = run(&p);
+    let plan = syscluster_advise::plan::from_advice(&a, &p);
+    let c = plan.clusters.iter().find(|c| c.rule == "looped-multicall").unwrap();
+    let main = function_hash(&src, 26).unwrap();
+    assert_eq!(function_hash(&src, 20).unwrap(), main, "one function");
+    for l in &c.locations {
+        assert_eq!(l.source_hash.as_deref(), Some(source_hash(&src, l.line.unwrap()).unwrap().as_str()));
+        assert_eq!(l.function_hash.as_deref(), Some(main.as_str()), "{l:?}");
+    }
+    // The open at line 11 is in no function body: no function_hash.
+    let opens: Vec<_> = plan.clusters.iter().flat_map(|c| &c.locations).filter(|l| l.line == Some(11)).collect();
+    assert!(opens.iter().all(|l| l.function_hash.is_none()), "{opens:?}");
+    // The plan says plan_version 2, and a plan_version 1 plan (no function_hash) still loads.
+    assert_eq!(plan.plan_version, 2);
+    let path = d.path().join("plan.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&plan.to_json()).unwrap();
+    v["plan_version"] = 1.into();
+    for c in v["clusters"].as_array_mut().unwrap() {
+        for l in c["locations"].as_array_mut().unwrap() {
+            l.as_object_mut().unwrap().remove("function_hash");
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let old = Plan::load(&path).unwrap();
+    assert!(old.clusters.iter().flat_map(|c| &c.locations).all(|l| l.function_hash.is_none()));
 }
 
 #[test]

@@ -11,7 +11,7 @@ pub const ADVICE_VERSION: u32 = 1;
 /// The oldest advice version this build still reads.
 pub const ADVICE_OLDEST: u32 = 1;
 /// The plan version this build writes (`plan_version`, docs/PLAN_FORMAT.md).
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 /// The oldest plan version this build still reads.
 pub const PLAN_OLDEST: u32 = 1;
 /// The calibration version this build writes (`calibration_version`, docs/ADVICE.md).

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The version this build writes and the only one it reads.
+/// The version this build writes.
 pub const PLAN_VERSION: u32 = crate::formats::PLAN_VERSION;
+/// The oldest version it reads (plan_version 1: no `function_hash`).
+pub const PLAN_OLDEST: u32 = crate::formats::PLAN_OLDEST;
 
 /// The largest plan file read (a plan of 10,000 clusters is ~10 MB).
 pub const PLAN_LIMIT: u64 = 256 << 20;
@@ -123,6 +125,11 @@ pub struct PlanLocation {
     /// was made from (a rebuild changes the build-id, not the source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_hash: Option<String>,
+    /// [`function_hash`] of the function holding `file:line` when the plan
+    /// was written (plan_version 2): what tells the compiler plugin that
+    /// nothing else in the function changed either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_hash: Option<String>,
 }
 
 /// One fact of the profile a recommendation rests on.
@@ -209,18 +216,136 @@ pub fn source_hash(path: &Path, line: u32) -> Result<String, String> {
     let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let at = (line as usize).checked_sub(1).ok_or_else(|| format!("{}: line 0", path.display()))?;
     let l = text.split(|b| *b == b'\n').nth(at).ok_or_else(|| format!("{} has no line {line}", path.display()))?;
+    Ok(fnv1a(trim_blanks(l)))
+}
+
+/// The function holding line `line` (from 1) of a C source: its first and
+/// last lines. It is the brace block at the top level (depth 0 to 0) whose
+/// lines hold `line`, from the line of the first token of its header (what
+/// follows the previous top-level `;`, `}` or preprocessor line: the return
+/// type, name and parameters) to the line of its closing `}`. Braces inside
+/// comments, string and character literals and preprocessor lines do not
+/// count. The compiler plugin scans the same way (llvm/lib/Plan.cpp,
+/// `functionSpan`); docs/PLAN_FORMAT.md, `function_hash`.
+pub fn function_span(text: &[u8], line: u32) -> Option<(u32, u32)> {
+    #[derive(PartialEq)]
+    enum St {
+        Code,
+        LineComment,
+        BlockComment,
+        Quote(u8),
+        Directive,
+    }
+    let mut st = St::Code;
+    let (mut depth, mut n) = (0u32, 1u32);
+    let mut header: Option<u32> = None;
+    let mut start = 0u32;
+    let mut bol = true; // only blanks since the line began
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        let next = text.get(i + 1).copied();
+        let was_bol = bol;
+        if c == b'\\' && next == Some(b'\n') && st != St::Code {
+            // A continued line: a comment, literal or directive goes on.
+            n += 1;
+            i += 2;
+            continue;
+        }
+        match st {
+            St::LineComment | St::Directive if c == b'\n' => st = St::Code,
+            St::LineComment | St::Directive => {}
+            St::BlockComment if c == b'*' && next == Some(b'/') => {
+                st = St::Code;
+                i += 1;
+            }
+            St::BlockComment => {}
+            St::Quote(_) if c == b'\\' => i += 1,
+            St::Quote(q) if c == q || c == b'\n' => st = St::Code,
+            St::Quote(_) => {}
+            St::Code => match c {
+                b'/' if next == Some(b'/') => st = St::LineComment,
+                b'/' if next == Some(b'*') => {
+                    st = St::BlockComment;
+                    i += 1;
+                }
+                b'#' if was_bol => {
+                    st = St::Directive;
+                    if depth == 0 {
+                        header = None;
+                    }
+                }
+                b' ' | b'\t' | b'\r' | b'\n' | b'\x0b' | b'\x0c' => {}
+                _ => {
+                    if depth == 0 && header.is_none() {
+                        header = Some(n);
+                    }
+                    match c {
+                        b'"' | b'\'' => st = St::Quote(c),
+                        b'{' => {
+                            if depth == 0 {
+                                start = header.unwrap_or(n);
+                            }
+                            depth += 1;
+                        }
+                        b'}' if depth > 0 => {
+                            depth -= 1;
+                            if depth == 0 {
+                                if (start..=n).contains(&line) {
+                                    return Some((start, n));
+                                }
+                                header = None;
+                            }
+                        }
+                        b';' if depth == 0 => header = None,
+                        _ => {}
+                    }
+                }
+            },
+        }
+        if text.get(i) == Some(&b'\n') {
+            n += 1;
+            bol = true;
+        } else if !matches!(c, b' ' | b'\t') {
+            bol = false;
+        }
+        i += 1;
+        if n > line && depth == 0 && header.is_none_or(|h| h > line) {
+            return None;
+        }
+    }
+    None
+}
+
+/// FNV-1a (64 bits, as 16 hex digits) of the function holding line `line`
+/// of `path` ([`function_span`]): its lines, each without its leading and
+/// trailing blanks (as [`source_hash`]), joined by newlines. The compiler
+/// plugin computes the same (llvm/lib/Plan.cpp, `functionHash`).
+pub fn function_hash(path: &Path, line: u32) -> Result<String, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (from, to) =
+        function_span(&text, line).ok_or_else(|| format!("{}:{line} is in no function body", path.display()))?;
+    let lines: Vec<&[u8]> =
+        text.split(|b| *b == b'\n').skip(from as usize - 1).take((to - from + 1) as usize).map(trim_blanks).collect();
+    Ok(fnv1a(&lines.join(&b'\n')))
+}
+
+/// `l` without its leading and trailing blanks (spaces, tabs, CR, FF, VT).
+fn trim_blanks(l: &[u8]) -> &[u8] {
     let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
     let start = l.iter().position(|b| !blank(b)).unwrap_or(l.len());
     let end = l.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
-    Ok(fnv1a(&l[start..end.max(start)]))
+    &l[start..end.max(start)]
 }
 
 impl Plan {
-    /// Locations with a source line get its hash, when the file is readable.
+    /// Locations with a source line get its hash and their function's,
+    /// when the file is readable.
     pub fn with_source_hashes(mut self) -> Plan {
         for l in self.clusters.iter_mut().flat_map(|c| c.locations.iter_mut()) {
             if let (Some(f), Some(line)) = (&l.file, l.line) {
                 l.source_hash = source_hash(Path::new(f), line).ok();
+                l.function_hash = function_hash(Path::new(f), line).ok();
             }
         }
         self
@@ -313,8 +438,10 @@ impl Plan {
             serde_json::from_slice(&bytes).map_err(|e| format!("plan {name} is not JSON: {e}"))?;
         match v.get("plan_version").and_then(|x| x.as_u64()) {
             None => return Err(format!("{name} is not a syscluster plan: no plan_version")),
-            Some(n) if n != PLAN_VERSION as u64 => {
-                return Err(format!("plan {name} has plan_version {n}; this syscluster reads {PLAN_VERSION}"))
+            Some(n) if !(PLAN_OLDEST as u64..=PLAN_VERSION as u64).contains(&n) => {
+                return Err(format!(
+                    "plan {name} has plan_version {n}; this syscluster reads {PLAN_OLDEST} to {PLAN_VERSION}"
+                ))
             }
             Some(_) => {}
         }
@@ -343,6 +470,95 @@ impl Module {
             Ok(Some(id)) => Module { path: path.into(), build_id: Some(id), status: "ok".into() },
             Ok(None) => Module { path: path.into(), build_id: None, status: "no_build_id".into() },
             Err(e) => Module { path: path.into(), build_id: None, status: e },
+        }
+    }
+}
+
+#[cfg(test)]
+mod function_span_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SRC: &str = "#include <unistd.h>\n\
+        /* a comment { */\n\
+        static int\n\
+        helper(int fd)\n\
+        {\n\
+            const char *s = \"}{\"; char c = '}';\n\
+            // a } in a comment\n\
+            if (fd) { return write(fd, s, 1); }\n\
+            return c;\n\
+        }\n\
+        struct s { int a; };\n\
+        int main(void) { return helper(1); }\n";
+
+    #[test]
+    fn the_span_is_the_function_with_its_header() {
+        let t = SRC.as_bytes();
+        // From `static int` (the header's first token) to the closing brace.
+        for line in 3..=10 {
+            assert_eq!(function_span(t, line), Some((3, 10)), "line {line}");
+        }
+        assert_eq!(function_span(t, 12), Some((12, 12)));
+        assert_eq!(function_span(t, 1), None, "a preprocessor line");
+        assert_eq!(function_span(t, 2), None, "a comment between functions");
+        assert_eq!(function_span(t, 40), None);
+    }
+
+    #[test]
+    fn the_hash_changes_with_the_function_only() {
+        let dir = std::env::temp_dir().join(format!("sc-function-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let hash = |text: &str| {
+            let p = dir.join("f.c");
+            std::fs::write(&p, text).unwrap();
+            function_hash(&p, 8).unwrap()
+        };
+        let h = hash(SRC);
+        assert_eq!(h, hash(&SRC.replace("    return c;", "\treturn c;   ")), "blanks at the ends of lines");
+        assert_eq!(h, hash(&SRC.replace("int main(void) { return helper(1); }", "int main(void) { return 0; }")));
+        assert_eq!(h, hash(&SRC.replace("a comment {", "another comment")));
+        assert_ne!(h, hash(&SRC.replace("return c;", "return c + 1;")), "a line of the body");
+        assert_ne!(h, hash(&SRC.replace("helper(int fd)", "helper(long fd)")), "the header");
+        assert_ne!(h, hash(&SRC.replace("static int", "int")), "the return type");
+        let p = dir.join("f.c");
+        assert!(function_hash(&p, 1).unwrap_err().contains("in no function body"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn continued_lines_and_escapes() {
+        let t = b"#define X { \\\n }\nint f(void)\n{\n  char *s = \"\\\"{\"; /* { \n } */ return '\\'';\n}\n";
+        assert_eq!(function_span(t, 5), Some((3, 7)));
+        assert_eq!(function_span(t, 2), None, "a continued directive");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Any bytes: no panic, and a span holds the line asked for.
+        #[test]
+        fn never_panics(text in proptest::collection::vec(
+            prop_oneof![Just(b'{'), Just(b'}'), Just(b'"'), Just(b'\''), Just(b'/'), Just(b'*'),
+                        Just(b'\\'), Just(b'\n'), Just(b'#'), Just(b';'), Just(b' '), Just(b'a'), any::<u8>()],
+            0..300), line in 0u32..40) {
+            if let Some((a, b)) = function_span(&text, line) {
+                prop_assert!(a <= line && line <= b);
+            }
+        }
+
+        /// Braces inside comments and literals, inserted in a function's
+        /// body, leave its span as it is.
+        #[test]
+        fn braces_in_literals_do_not_count(noise in "[{}();a-z ]{0,20}", kind in 0usize..4) {
+            let wrapped = match kind {
+                0 => format!("/*{}*/", noise.replace("*/", "")),
+                1 => format!("// {noise}\n"),
+                2 => format!("\"{noise}\";"),
+                _ => "'{';".to_string(),
+            };
+            let text = format!("int g;\nint f(void)\n{{\n  {wrapped}\n  return 0;\n}}\nint h;\n");
+            let end = text.lines().position(|l| l == "}").unwrap() as u32 + 1;
+            prop_assert_eq!(function_span(text.as_bytes(), 3), Some((2, end)));
         }
     }
 }

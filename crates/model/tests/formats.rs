@@ -43,3 +43,55 @@ fn plan_fixtures() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// valid-current.json's `function_hash` is that of the function holding
+/// line 23 of tests/corpus/write8.c (the fixture's /fixture/write8.c), as
+/// llvm/test/make-plan.py computes it too: the Rust scanner and the tests'
+/// agree (and llvm/test/stale-function.c, the tests' and the plugin's).
+#[test]
+fn function_hash_of_the_fixture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let plan = Plan::load(&root.join("tests/fixtures/formats/plan/valid-current.json")).unwrap();
+    let l = &plan.clusters[0].locations[0];
+    let now = syscluster_model::plan::function_hash(&root.join("tests/corpus/write8.c"), l.line.unwrap()).unwrap();
+    assert_eq!(l.function_hash.as_deref(), Some(now.as_str()));
+}
+
+/// The Rust scan finds the same function spans as make-plan.py's on every
+/// line of 400 random texts (llvm/test/function-spans.py), as the plugin's
+/// does (lit function-span.c): the three implementations agree.
+#[test]
+fn function_span_agrees_with_make_plan() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("llvm/test/function-spans.py");
+    let d = tempfile::tempdir().unwrap();
+    let texts = d.path().join("texts");
+    let py = |args: &[&std::ffi::OsStr]| {
+        let o = std::process::Command::new("python3").arg(&script).args(args).output().expect("python3");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    py(&["gen".as_ref(), texts.as_os_str(), "400".as_ref(), "12".as_ref()]);
+    let mut files: Vec<_> = std::fs::read_dir(&texts).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut args: Vec<&std::ffi::OsStr> = vec!["spans".as_ref()];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    let want = py(&args);
+    let mut got = String::new();
+    for f in &files {
+        let text = std::fs::read(f).unwrap();
+        let lines = text.iter().filter(|b| **b == b'\n').count() as u32 + 3;
+        for line in 0..lines {
+            let span = match syscluster_model::plan::function_span(&text, line) {
+                Some((a, b)) => format!("{a} {b}"),
+                None => "-".into(),
+            };
+            got.push_str(&format!("{} {line} {span}\n", f.display()));
+        }
+    }
+    assert!(want.lines().filter(|l| !l.ends_with(" -")).count() > 100, "too few spans to compare");
+    for (w, g) in want.lines().zip(got.lines()) {
+        assert_eq!(w, g);
+    }
+    assert_eq!(want.lines().count(), got.lines().count());
+}

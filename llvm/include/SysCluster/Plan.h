@@ -28,6 +28,7 @@ struct PlanLocation {
   unsigned Line = 0;
   uint64_t Count = 0;
   std::optional<std::string> SourceHash; // FNV-1a of the trimmed source line
+  std::optional<std::string> FunctionHash; // FNV-1a of the function holding it (plan_version 2)
 };
 
 struct PlanCall {
@@ -67,6 +68,21 @@ unsigned sourceMatch(llvm::StringRef PlanPath, llvm::StringRef DebugFile);
 /// FNV-1a (64 bits, 16 hex digits) of line Line of File without its leading
 /// and trailing blanks; std::nullopt when the file or line cannot be read.
 std::optional<std::string> sourceLineHash(llvm::StringRef File, unsigned Line);
+
+/// The first and last lines of the function holding line Line of the C
+/// source Text: the top-level brace block whose lines hold it, from the
+/// first token of its header to its closing brace, braces in comments,
+/// literals and preprocessor lines not counted (docs/PLAN_FORMAT.md,
+/// `function_hash`; the same scan as crates/model/src/plan.rs,
+/// `function_span`).  std::nullopt when the line is in no function body.
+std::optional<std::pair<unsigned, unsigned>> functionSpan(llvm::StringRef Text, unsigned Line);
+
+/// FNV-1a (64 bits, 16 hex digits) of the lines of functionSpan, each
+/// without its leading and trailing blanks, joined by newlines: the plan's
+/// `function_hash`.  Also gives the span; std::nullopt when the file cannot
+/// be read or the line is in no function body.
+std::optional<std::string> functionHash(llvm::StringRef File, unsigned Line,
+                                        std::pair<unsigned, unsigned> *Span = nullptr);
 
 } // namespace syscluster
 
