@@ -1,8 +1,6 @@
 // Condition 3, convexity: everything between the calls is in the region or
-// moves out of its way (§3.3.1).  A load the calls cannot write moves; a
-// store to a global that other translation units see does not (a system
-// call may reach it through memory it is given; a static one moves,
-// interchange.c).
+// moves out of its way (§3.3.1).  A load the calls cannot write moves; a store
+// to an external global does not (a static one does: interchange.c).
 // RUN: %make-plan %s --calls write,read --shape sequence > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
 #include <unistd.h>
