@@ -275,7 +275,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
           return Refusal{"safety", describe(LI) + " cannot be proved safe to load before the region"};
         // After a store of the region that may write what it reads: it
         // stays after the store (checked against the later calls below).
-        if (any_of(Stores, [&](auto &St) { return !AA.isNoAlias(MemoryLocation::get(St.first), Loc); })) {
+        if (any_of(Stores, [&](auto &St) {
+              MemoryLocation Stored = MemoryLocation::get(St.first);
+              return !AA.isNoAlias(Stored, Loc) && !provedApart(LI->getPointerOperand(), Stored);
+            })) {
           Kept.emplace_back(LI, Shape.Calls.size());
           KeptSet.insert(LI);
           continue;
