@@ -6,7 +6,7 @@
 // handler that prints them (err) sees what it saw.  Refused, each
 // near-identical: the counter's address passed to a later call, a store
 // through a pointer that may be the buffer, a volatile store, a global
-// other translation units see.
+// other translation units see, a local whose address escapes.
 // RUN: %make-plan %s --calls read,write,sendto --shape sequence > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-assume-gain %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-assume-gain -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
@@ -86,3 +86,18 @@ long shared(int in, int out, char *buf)
     return write(out, buf, n);                     // sc: write shared
 }
 // CHECK: remark: plan cluster #5 (copy-offload): read at interchange.c:[[#@LINE-6]] -> write at interchange.c:[[#@LINE-2]] is not a clusterable region: convexity: store at interchange.c:[[#@LINE-3]] writes shared_bytes, a global other translation units see
+
+void note(long *counter);
+
+long escaped(int in, int out, char *buf)
+{
+    long count = 0;
+    note(&count);
+    long n = read(in, buf, 4096);                  // sc: read escaped
+    if (n < 0)
+        err(1, "read");
+    count = n;
+    write(out, buf, n);                            // sc: write escaped
+    return count;
+}
+// CHECK: remark: plan cluster #6 (copy-offload): read at interchange.c:[[#@LINE-7]] -> write at interchange.c:[[#@LINE-3]] is not a clusterable region: convexity: store at interchange.c:[[#@LINE-4]] writes a local, whose address escapes: a later call may reach it through memory it is given
