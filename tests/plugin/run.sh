@@ -2,6 +2,8 @@
 # Execution test of the compiler plugin (issue 12). Last, check_region
 # and check_full (below) do the same for straight-line regions
 # (region_report.c; built with -DFULL_CHECKS, its writes checked `!= n`),
+# check_interchange for stores between a region's calls (§3.3.1,
+# interchange_report.c),
 # check_spec for a copy loop specialized on its profiled block size.
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
