@@ -335,17 +335,22 @@ PY
   for v in write:write:ENOSPC@3:separator send:sendto:EIO@1:sendto; do
     local build=${v%%:*} fault=${v#*:} what=${v##*:}
     fault=${fault%:*}
+    local rc=0 side
     "$BIN" verify --keep --dir empty --inject "$fault" -- \
       /bin/sh -c 'exec "$0" "$@" 2> stderr.txt' "$PWD/plain-$build/interchange_report" "$PWD/in" out ::: \
       /bin/sh -c 'exec "$0" "$@" 2> stderr.txt' "$PWD/sc-$build/interchange_report" "$PWD/in" out > message.verify 2>&1 ||
-      fail "interchange: $build $fault: the handler's message differs: $(cat message.verify)"
+      rc=$?
     keep=$(sed -n 's/.*scratch copies kept in //p' message.verify)
     [ -d "$keep" ] || fail "interchange: verify --keep named no directory: $(cat message.verify)"
     for side in original candidate; do
-      grep -q "^interchange_report: $what after 4096 bytes in 1 blocks: " "$keep/$side-1-0/stderr.txt" ||
-        { rm -rf "$keep"; fail "interchange: $build $fault: $side's handler did not print the counters of the first block"; }
+      cp "$keep/$side-1-0/stderr.txt" "$side.stderr" 2> /dev/null || : > "$side.stderr"
     done
     rm -rf "$keep"
+    [ "$rc" -eq 0 ] || fail "interchange: $build $fault: the handler's message differs: $(cat message.verify)"
+    for side in original candidate; do
+      grep -q "^interchange_report: $what after 4096 bytes in 1 blocks: " "$side.stderr" ||
+        fail "interchange: $build $fault: $side's handler did not print the counters of the first block: $(cat "$side.stderr")"
+    done
     echo "plugin test: interchange: $build $fault: the $what handler printed the moved counters (4096 bytes in 1 blocks) in both"
   done
   # Fewer crossings where the writes fuse (a host whose calibration says
