@@ -13,6 +13,7 @@
 
 #include "llvm/Analysis/CaptureTracking.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/DebugInfo.h"
 
 namespace syscluster {
 
@@ -28,9 +29,18 @@ const Value *storedObject(const StoreInst *SI) {
   return nullptr;
 }
 
+/// A variable's name: the global's, or the local's from its debug info.
 std::string nameOf(const Value *O) {
   if (O->hasName())
     return O->getName().str();
+  Value *V = const_cast<Value *>(O);
+  for (DbgVariableRecord *R : findDVRDeclares(V))
+    return "the local " + R->getVariable()->getName().str();
+  for (DbgDeclareInst *D : findDbgDeclares(V))
+    return "the local " + D->getVariable()->getName().str();
+  if (auto *I = dyn_cast<Instruction>(O)) // assignment tracking (clang -O2 -g)
+    for (DbgVariableRecord *R : at::getDVRAssignmentMarkers(I))
+      return "the local " + R->getVariable()->getName().str();
   return "a local";
 }
 

@@ -100,4 +100,4 @@ long escaped(int in, int out, char *buf)
     write(out, buf, n);                            // sc: write escaped
     return count;
 }
-// CHECK: remark: plan cluster #6 (copy-offload): read at interchange.c:[[#@LINE-7]] -> write at interchange.c:[[#@LINE-3]] is not a clusterable region: convexity: store at interchange.c:[[#@LINE-4]] writes a local, whose address escapes: a later call may reach it through memory it is given
+// CHECK: remark: plan cluster #6 (copy-offload): read at interchange.c:[[#@LINE-7]] -> write at interchange.c:[[#@LINE-3]] is not a clusterable region: convexity: store at interchange.c:[[#@LINE-4]] writes the local count, whose address escapes: a later call may reach it through memory it is given
