@@ -13,6 +13,8 @@
 //   Inline.cpp      a plan edge across functions: the helpers inlined into
 //                   a trial copy of their common caller (§3.3)
 //   SeekRead.cpp    lseek + read as one pread, the file position kept pending
+//   Interchange.cpp stores between a region's calls moved past the later
+//                   calls (§3.3.1)
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -82,6 +84,11 @@ bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);
+// Stores moved past a region's later calls (Interchange.cpp).
+bool privateVariable(const MemoryLocation &Loc);
+bool provedApart(const Value *P, const MemoryLocation &Loc);
+std::optional<Refusal> storeMovesPast(const StoreInst *SI, ArrayRef<SyscallSite> Later, AAResults &AA);
+std::string storedName(const StoreInst *SI);
 bool sameValue(const Value *A, const Value *B, DominatorTree &DT, MemorySSA &MSSA, AAResults &AA);
 
 struct RegionShape {
@@ -95,6 +102,7 @@ struct RegionShape {
   SmallVector<SmallVector<Arg, 6>, 4> Args;
   SmallVector<LoadInst *, 4> Hoist;
   SmallVector<Instruction *, 4> Moved; // pure code on values from before the region, operands first
+  SmallVector<StoreInst *, 2> Sunk;    // stores that stay in place: after the later calls (§3.3.1)
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
   std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
   bool OneFdGuard = false; // §3.4: the rule holds when the descriptors are one, checked at run time

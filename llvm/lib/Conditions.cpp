@@ -97,9 +97,22 @@ std::optional<Refusal> ClusterPass::checkPair(const Site &A, const Site &B) {
   // part of the region (setting up arguments, retrieving results: code
   // without side effects) or can be moved out of the way (§3.3.1: no side
   // effects, guaranteed to terminate, independent of the calls).
-  for (Instruction *I : Between) {
+  for (size_t BI = 0; BI < Between.size(); ++BI) {
+    Instruction *I = Between[BI];
     if (I->isDebugOrPseudoInst() || I->isLifetimeStartOrEnd())
       continue;
+    // §3.3.1: a store independent of the calls after it runs after them.
+    if (auto *SI = dyn_cast<StoreInst>(I)) {
+      SmallVector<SyscallSite, 4> Later;
+      for (Instruction *J : ArrayRef<Instruction *>(Between).drop_front(BI + 1))
+        if (auto *CB = dyn_cast<CallBase>(J))
+          if (auto S = recognizeSyscall(*CB))
+            Later.push_back(*S);
+      Later.push_back(B.S);
+      if (auto Why = storeMovesPast(SI, Later, AA))
+        return Why;
+      continue;
+    }
     if (auto *CB = dyn_cast<CallBase>(I); CB && recognizeSyscall(*CB))
       continue; // a system call between: it joins the region
     if (!I->mayHaveSideEffects() && !I->mayReadFromMemory() && isSafeToSpeculativelyExecute(I))

@@ -59,8 +59,12 @@ bool mayWrite(const SyscallSite &S, const MemoryLocation &Loc, AAResults &AA) {
     LocationSize Size = LocationSize::beforeOrAfterPointer();
     if (auto *N = dyn_cast<ConstantInt>(CB->getArgOperand(S.FirstArg + 2)))
       Size = LocationSize::precise(N->getZExtValue());
-    return !AA.isNoAlias(MemoryLocation(Buf, Size), Loc);
+    return !AA.isNoAlias(MemoryLocation(Buf, Size), Loc) && !provedApart(Buf, Loc);
   }
+  // A system call reaches the program's memory only through its arguments.
+  if (all_of(CB->args(), [&](const Use &A) { return !A->getType()->isPointerTy() || provedApart(A, Loc); }) &&
+      privateVariable(Loc))
+    return false;
   return isModSet(AA.getModRefInfo(CB, Loc));
 }
 

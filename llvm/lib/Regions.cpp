@@ -113,10 +113,16 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
       if (Shape.Checked[I] || Shape.Full[I])
         Checked += (Checked.empty() ? "" : ", ") + Shape.Calls[I].Name + " at " + at(Shape.Calls[I].Call) +
                    (!Shape.Full[I] ? "" : isTransfer(Shape.Calls[I]) ? " (short transfer)" : " (result != offset)");
+    std::string Sunk;
+    for (const StoreInst *SI : Shape.Sunk)
+      Sunk += (Sunk.empty() ? "" : ", ") + storedName(SI) + " at " + at(SI);
+    if (!Sunk.empty())
+      Sunk = "; moved the stores to " + Sunk + " after the region's calls (§3.3.1): independent of the calls "
+             "after them, still before those calls' error checks";
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
-                      "); " + (Spec.empty() ? "" : Spec + "; ") + Estimate;
+                      Sunk + "); " + (Spec.empty() ? "" : Spec + "; ") + Estimate;
     clustered(Msg, [&] { return replaceRegion(Shape, MinRuns); });
   }
 }
@@ -143,6 +149,12 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
 
   SmallPtrSet<const Instruction *, 16> Pure;   // computed between the calls, stays where it is
   SmallPtrSet<const Instruction *, 4> Hoisted; // loads moved in front of the region
+  // §3.3.1: stores that stay where they are, after the later calls, and
+  // the loads after them that read what they may write (they stay too),
+  // each with the number of calls before it.
+  SmallVector<std::pair<StoreInst *, unsigned>, 2> Stores;
+  SmallVector<std::pair<LoadInst *, unsigned>, 2> Kept;
+  SmallPtrSet<const Instruction *, 4> KeptSet;
   DenseMap<const CallBase *, unsigned> Index;
   auto addCall = [&](const SyscallSite &S) -> std::optional<Refusal> {
     CallBase *CB = S.Call;
@@ -184,6 +196,7 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         // Pure code on values from before the region moves in front of it.
         SmallPtrSet<const Instruction *, 16> InRegion(Pure.begin(), Pure.end());
         InRegion.insert(Hoisted.begin(), Hoisted.end());
+        InRegion.insert(KeptSet.begin(), KeptSet.end());
         for (auto &[Call, Idx] : Index)
           InRegion.insert(Call);
         if (!movesBefore(I, InRegion, Shape.Moved))
@@ -191,6 +204,10 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
                                                 " is an expression computed between the calls (" + describe(I) +
                                                 ") on values of the region"};
         A.Literal = V;
+      } else if (I && KeptSet.count(I)) {
+        return Refusal{"argument safety", "argument " + Twine(K + 1).str() + " of " + describe(CB) +
+                                              " is loaded (" + describe(I) + ") after a store between the calls "
+                                              "that may write it: it is not known before the region"};
       } else {
         A.Literal = V; // a constant, an argument, defined before the region, or a load moved before it
       }
@@ -251,21 +268,37 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
         MemoryLocation Loc = MemoryLocation::get(LI);
         if (isErrno(LI->getPointerOperand()))
           return Refusal{"convexity", describe(LI) + " reads errno between the calls: the calls set it"};
-        for (const SyscallSite &S : Shape.Calls)
-          if (mayWrite(S, Loc, AA))
-            return Refusal{"convexity", describe(LI) + " reads memory that " + describe(S.Call) +
-                                            " may write; it lies between the calls and cannot move out"};
         auto *Ptr = dyn_cast<Instruction>(LI->getPointerOperand());
         if ((Ptr && (Pure.count(Ptr) || Hoisted.count(Ptr) || Index.count(dyn_cast<CallBase>(Ptr)))) ||
             !isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(), DL, First,
                                                 &AC, &DT))
           return Refusal{"safety", describe(LI) + " cannot be proved safe to load before the region"};
+        // After a store of the region that may write what it reads: it
+        // stays after the store (checked against the later calls below).
+        if (any_of(Stores, [&](auto &St) {
+              MemoryLocation Stored = MemoryLocation::get(St.first);
+              return !AA.isNoAlias(Stored, Loc) && !provedApart(LI->getPointerOperand(), Stored);
+            })) {
+          Kept.emplace_back(LI, Shape.Calls.size());
+          KeptSet.insert(LI);
+          continue;
+        }
+        for (const SyscallSite &S : Shape.Calls)
+          if (mayWrite(S, Loc, AA))
+            return Refusal{"convexity", describe(LI) + " reads memory that " + describe(S.Call) +
+                                            " may write; it lies between the calls and cannot move out"};
         Hoisted.insert(LI);
         Shape.Hoist.push_back(LI);
         continue;
       }
       if (!I.mayHaveSideEffects() && !I.mayReadOrWriteMemory() && isSafeToSpeculativelyExecute(&I)) {
         Pure.insert(&I);
+        continue;
+      }
+      // §3.3.1: a store stays where it is, so it runs after the later calls
+      // (and before their checks); proved independent of them below.
+      if (auto *SI = dyn_cast<StoreInst>(&I)) {
+        Stores.emplace_back(SI, Shape.Calls.size());
         continue;
       }
       if (isa<CallBase>(I))
@@ -275,6 +308,17 @@ std::optional<Refusal> ClusterPass::checkRegion(ArrayRef<const Site *> R, Region
   }
   if (Shape.Calls.size() < 2 || Shape.Calls.back().Call != LastCall)
     return Refusal{"IR not understood", "the walk from the first call did not end at the last"};
+  // What stays in place now runs after the calls that followed it.
+  for (auto &[SI, Before] : Stores) {
+    if (auto Why = storeMovesPast(SI, ArrayRef<SyscallSite>(Shape.Calls).drop_front(Before), AA))
+      return Why;
+    Shape.Sunk.push_back(SI);
+  }
+  for (auto &[LI, Before] : Kept)
+    for (const SyscallSite &S : ArrayRef<SyscallSite>(Shape.Calls).drop_front(Before))
+      if (mayWrite(S, MemoryLocation::get(LI), AA))
+        return Refusal{"convexity", describe(LI) + " reads memory that a store between the calls and " +
+                                        describe(S.Call) + " after it may both write: it cannot move"};
   // The fusion rule that may merge the calls (libmulticall's rules, named as
   // its calibration names them).
   // One descriptor: the same value, or loads of one variable (a global

@@ -97,7 +97,7 @@ void counting(int in, int out, char *buf)
         total += n;
     }
 }
-// CHECK: remark: plan cluster #6 (copy-offload): write at checked-loop.c:95 -> read at checked-loop.c:94 is not a clusterable region: convexity: store at checked-loop.c:97 has side effects
+// CHECK: remark: plan cluster #6 (copy-offload): write at checked-loop.c:95 -> read at checked-loop.c:94 is not a clusterable region: convexity: store at checked-loop.c:97 writes total, a global other translation units see
 // CHECK-NOT: plan cluster #6 (copy-offload): {{.*}} became
 
 // Descriptors in globals: clang loads them in the loop (write and read

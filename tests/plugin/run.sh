@@ -2,6 +2,8 @@
 # Execution test of the compiler plugin (issue 12). Last, check_region
 # and check_full (below) do the same for straight-line regions
 # (region_report.c; built with -DFULL_CHECKS, its writes checked `!= n`),
+# check_interchange for stores between a region's calls (§3.3.1,
+# interchange_report.c),
 # check_spec for a copy loop specialized on its profiled block size.
 # The copy program of seed
 # 000 (tests/corpus/copy.c) and copy_report.c (the same loop, then the last
@@ -267,6 +269,110 @@ check_full() {
 }
 check_full
 
+# host_calibration: the lit calibration (writev.file from 2 calls) made
+# for this machine, so that libmulticall uses it: writes fuse.
+host_calibration() {
+  python3 - "$ROOT/llvm/test/calibration.json" "$("$ROOT/libmulticall/build/mc-calibrate" --machine)" <<'PY'
+import json, sys
+calibration = json.load(open(sys.argv[1]))
+calibration["machine"].update(json.loads(sys.argv[2]))
+print(json.dumps(calibration))
+PY
+}
+
+# §3.3.1, seed 000's example as a loop (interchange_report.c): between a
+# block's write and the next call, `read_bytes += n; block_sent++;` on
+# static counters, which every handler (err(3)) prints. The plan names the
+# loop's calls (three writes; with -DSEND the seed's sendto among them) as
+# one cluster: the stores stay where they are, so they run after the
+# multi-call and before each later call's check, and a later call's
+# handler prints the counters as the original's does, under faults early
+# and late. The three writes on one descriptor fuse (statx + writev):
+# fewer crossings. The sendto build is compared under faults (no rule
+# fuses write and sendto: it crosses as before without the kernel module).
+check_interchange() {
+  local src=$ROOT/tests/plugin/interchange_report.c v fault keep before after
+  mkdir -p "$T/interchange" && cd "$T/interchange"
+  mkdir -p empty
+  head -c 2390753 /dev/urandom > in
+  for v in write send; do
+    local flags=() calls=write,write,write
+    [ "$v" = send ] && flags=(-DSEND) calls=write,write,sendto,write
+    mkdir -p "plain-$v" "sc-$v"
+    "$CLANG" -O2 -g "${flags[@]}" "$src" -o "plain-$v/interchange_report"
+    # The plan: the recorded run's (its profile and module), with one
+    # cluster of this build's calls at the source's `// sc:` lines
+    # (llvm/test/make-plan.py), their numbers from data/.
+    "$BIN" record -q -o "rec-$v.json" -- "plain-$v/interchange_report" in out > /dev/null
+    "$BIN" advise -q "rec-$v.json" --plan-out "recorded-$v.json" > /dev/null
+    python3 "$ROOT/llvm/test/make-plan.py" "$src" --calls "$calls" --shape sequence --count 584 --hash > "marked-$v.json"
+    python3 - "recorded-$v.json" "marked-$v.json" "$calls" "$ROOT/data/syscalls_x86_64.tsv" > "plan-$v.json" <<'PY'
+import json, sys
+recorded, marked, calls, table = sys.argv[1:]
+plan, cluster = json.load(open(recorded)), json.load(open(marked))["clusters"][0]
+nrs = {f[1]: int(f[0]) for f in (l.split("\t") for l in open(table) if not l.startswith("#"))}
+for c in cluster["calls"]:
+    c["nr"] = nrs[c["syscall"]]
+cluster["locations"] = [l for l in cluster["locations"] if l["syscall"] in calls.split(",")]
+cluster.update(parameters={}, estimated_saving_ns=1.0, share_of_run=0.1, applicable_here=True, evidence=[])
+plan["clusters"] = [cluster]
+print(json.dumps(plan, indent=1))
+PY
+    "$BIN" cc --plan "plan-$v.json" --remarks "remarks-$v" --assume-gain -O2 -g "${flags[@]}" "$src" \
+      -o "sc-$v/interchange_report"
+    grep -q "moved the stores to read_bytes at interchange_report.c:[0-9]*, block_sent at interchange_report.c:[0-9]* after the region's calls (§3.3.1)" \
+      "remarks-$v"/*.opt.yaml ||
+      fail "interchange: $v: the counters were not moved: $(grep -h -A4 'Name:.*Clustered\|NotReplaced\|Region\|Stale' "remarks-$v"/*.opt.yaml | head -20)"
+    verify "interchange-$v" -- "$PWD/plain-$v/interchange_report" "$PWD/in" out ::: \
+      "$PWD/sc-$v/interchange_report" "$PWD/in" out
+  done
+  for fault in write:EIO@1 write:ENOSPC@2 write:ENOSPC@3 write:EIO@6 write:EINTR@5 write:EFAULT@8 read:EIO@3 \
+               write:short@2 write:short@3 write:EIO@1500 write:ENOSPC@1502; do
+    verify "interchange-write-$fault" --inject "$fault" -- "$PWD/plain-write/interchange_report" "$PWD/in" out ::: \
+      "$PWD/sc-write/interchange_report" "$PWD/in" out
+  done
+  for fault in write:EIO@2 sendto:EIO@1 sendto:EPERM@2 write:ENOSPC@3 sendto:EINTR@300 read:EIO@4 write:EIO@1000; do
+    verify "interchange-send-$fault" --inject "$fault" -- "$PWD/plain-send/interchange_report" "$PWD/in" out ::: \
+      "$PWD/sc-send/interchange_report" "$PWD/in" out
+  done
+  # A later call's failure took its handler (err's exit status)...
+  grep -q '^  exit  *7  *7$' interchange-write-write:ENOSPC@3.verify || fail "interchange: write:ENOSPC@3 did not exit 7 in both"
+  grep -q '^  exit  *6  *6$' interchange-send-sendto:EPERM@2.verify || fail "interchange: sendto:EPERM@2 did not exit 6 in both"
+  # ...which printed the counters the moved stores had updated (one block
+  # of 4 KiB); its message kept in a file of the scratch copy.
+  for v in write:write:ENOSPC@3:separator send:sendto:EIO@1:sendto; do
+    local build=${v%%:*} fault=${v#*:} what=${v##*:}
+    fault=${fault%:*}
+    local rc=0 side
+    "$BIN" verify --keep --dir empty --inject "$fault" -- \
+      /bin/sh -c 'exec "$0" "$@" 2> stderr.txt' "$PWD/plain-$build/interchange_report" "$PWD/in" out ::: \
+      /bin/sh -c 'exec "$0" "$@" 2> stderr.txt' "$PWD/sc-$build/interchange_report" "$PWD/in" out > message.verify 2>&1 ||
+      rc=$?
+    keep=$(sed -n 's/.*scratch copies kept in //p' message.verify)
+    [ -d "$keep" ] || fail "interchange: verify --keep named no directory: $(cat message.verify)"
+    for side in original candidate; do
+      cp "$keep/$side-1-0/stderr.txt" "$side.stderr" 2> /dev/null || : > "$side.stderr"
+    done
+    rm -rf "$keep"
+    [ "$rc" -eq 0 ] || fail "interchange: $build $fault: the handler's message differs: $(cat message.verify)"
+    for side in original candidate; do
+      grep -q "^interchange_report: $what after 4096 bytes in 1 blocks: " "$side.stderr" ||
+        fail "interchange: $build $fault: $side's handler did not print the counters of the first block: $(cat "$side.stderr")"
+    done
+    echo "plugin test: interchange: $build $fault: the $what handler printed the moved counters (4096 bytes in 1 blocks) in both"
+  done
+  # Fewer crossings where the writes fuse (a host whose calibration says
+  # writev pays from 2 calls): statx + writev for the three writes.
+  host_calibration > host.json
+  MULTICALL_CALIBRATION=$PWD/host.json verify interchange-host -- "$PWD/plain-write/interchange_report" "$PWD/in" out ::: \
+    "$PWD/sc-write/interchange_report" "$PWD/in" out
+  read -r before after < <(grep '^  crossings' interchange-host.verify | awk '{print $2, $3}')
+  echo "plugin test: interchange: writes fused (writev): crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "interchange: no fewer crossings where the writes fuse ($before -> $after)"
+  cd "$T"
+}
+check_interchange
+
 # Value specialization (§3.4): spec_copy.c's block size is a variable; the
 # plan recorded at 4096 gives the read's count 4096 (`args`), so the loop
 # becomes the looped multi-call behind a guard on the count, the loop as
@@ -506,12 +612,7 @@ check_inline() {
   done
   # Fewer crossings on a host whose calibration fuses writes: the lit
   # calibration (writev.file from 2 calls) made for this machine.
-  python3 - "$ROOT/llvm/test/calibration.json" "$("$ROOT/libmulticall/build/mc-calibrate" --machine)" > host.json <<'PY'
-import json, sys
-calibration = json.load(open(sys.argv[1]))
-calibration["machine"].update(json.loads(sys.argv[2]))
-print(json.dumps(calibration))
-PY
+  host_calibration > host.json
   MULTICALL_CALIBRATION=$PWD/host.json verify inline-host -- "$PWD/plain/inline" "$PWD/in" out 1000 ::: \
     "$PWD/sc/inline" "$PWD/in" out 1000
   MULTICALL_CALIBRATION=$PWD/host.json verify inline-host-write:EIO@2000 --inject write:EIO@2000 -- \
