@@ -77,6 +77,10 @@ verify() {
   echo "plugin test: $(basename "$PWD") $name: same stdout, stderr, status and files (syscluster verify)"
 }
 
+# crossings NAME: "BEFORE AFTER", the crossings of the two variants in
+# NAME.verify (original, candidate).
+crossings() { grep '^  crossings' "$1.verify" | awk '{print $2, $3}'; }
+
 # check PROGRAM.c [CC-OPTIONS]: builds it both ways, then runs every case.
 check() {
   local src=$1 name opts=${2:-}
@@ -144,7 +148,7 @@ check() {
   fi
   # Same bytes and fewer crossings (counted as syscluster stat does).
   verify size-2390753 -- "$PWD/copy_plain" "$T/in.2390753" out ::: "$PWD/copy_sc" "$T/in.2390753" out
-  read -r before after < <(grep '^  crossings' "size-2390753.verify" | awk '{print $2, $3}')
+  read -r before after < <(crossings "size-2390753")
   echo "plugin test: $name: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "$name: no fewer crossings ($before -> $after)"
   if [ -z "$opts" ]; then
@@ -153,7 +157,7 @@ check() {
     # fstat and lseek, nothing more.
     grep -q 'estimated saving' remarks/*.opt.yaml || fail "$name: the remark has no gain estimate"
     verify short-count -- "$PWD/copy_plain" "$T/in.4097" out ::: "$PWD/copy_sc" "$T/in.4097" out
-    read -r before after < <(grep '^  crossings' "short-count.verify" | awk '{print $2, $3}')
+    read -r before after < <(crossings "short-count")
     echo "plugin test: $name: crossings for 4097 B: $before (clang) -> $after (syscluster cc)"
     [ "$after" -le $((before + 2)) ] || fail "$name: a short copy crosses more than twice more ($before -> $after)"
     nm copy_sc | grep -q ' [TtWw] mc_run_loop$' || fail "$name: copy_sc lacks libmulticall"
@@ -366,7 +370,7 @@ PY
   host_calibration > host.json
   MULTICALL_CALIBRATION=$PWD/host.json verify interchange-host -- "$PWD/plain-write/interchange_report" "$PWD/in" out ::: \
     "$PWD/sc-write/interchange_report" "$PWD/in" out
-  read -r before after < <(grep '^  crossings' interchange-host.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings interchange-host)
   echo "plugin test: interchange: writes fused (writev): crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "interchange: no fewer crossings where the writes fuse ($before -> $after)"
   cd "$T"
@@ -392,10 +396,10 @@ check_spec() {
   done
   # The guard's fast side is the multi-call (between files, copy_file_range:
   # fewer crossings); any other block size crosses as the loop as written.
-  read -r before after < <(grep '^  crossings' spec-4096.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings spec-4096)
   echo "plugin test: spec: crossings at 4096 B blocks: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "spec: no fewer crossings at 4096 ($before -> $after)"
-  read -r before after < <(grep '^  crossings' spec-1000.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings spec-1000)
   echo "plugin test: spec: crossings at 1000 B blocks: $before (clang) -> $after (syscluster cc)"
   [ "$after" -eq "$before" ] || fail "spec: the unspecialized count did not run the loop as written ($before -> $after)"
   cd "$T"
@@ -469,9 +473,9 @@ check_spec_fd() {
     grep -q '^  exit  *1  *1$' "specfd-$v-one-write:short@1601.verify" ||
       fail "specfd: $v: write:short@1601 did not take the handler in both"
   done
-  read -r before after < <(grep '^  crossings' specfd-sc-one.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings specfd-sc-one)
   echo "plugin test: specfd: crossings, one descriptor: $before (clang) -> $after (syscluster cc)"
-  read -r before after < <(grep '^  crossings' specfd-sc-two.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings specfd-sc-two)
   echo "plugin test: specfd: crossings, two files: $before (clang) -> $after (syscluster cc)"
   cd "$T"
 }
@@ -542,7 +546,7 @@ check_checked() {
       echo "plugin test: SKIP tmpfs: checked$c enospc needs root for a tmpfs mount"
     fi
     verify crossings -- "$PWD/plain/checked$c" "$T/in.2390753" out ::: "$PWD/sc/checked$c" "$T/in.2390753" out
-    read -r before after < <(grep '^  crossings' crossings.verify | awk '{print $2, $3}')
+    read -r before after < <(crossings crossings)
     echo "plugin test: checked$c: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
     [ "$after" -lt "$before" ] || fail "checked$c: no fewer crossings ($before -> $after)"
   done
@@ -560,13 +564,13 @@ check_checked() {
         "$PWD/assume/checkedvar" "$T/in.2390753" out
     done
     grep -q '^  exit  *5  *5$' "var-$bs-write:short@2.verify" || fail "checkedvar: BS=$bs: write:short@2 did not exit 5 in both"
-    read -r before after < <(grep '^  crossings' "var-$bs.verify" | awk '{print $2, $3}')
+    read -r before after < <(crossings "var-$bs")
     echo "plugin test: checkedvar: crossings for 2.28 MiB at $bs B blocks: $before (clang) -> $after (syscluster cc)"
   done
   unset BS
-  read -r before after < <(grep '^  crossings' var-6000.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings var-6000)
   [ "$after" -lt "$before" ] || fail "checkedvar: no fewer crossings at the profiled block size ($before -> $after)"
-  read -r before after < <(grep '^  crossings' var-1000.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings var-1000)
   [ "$after" -eq "$before" ] || fail "checkedvar: another block size did not run the loop as written ($before -> $after)"
   cd "$T"
 }
@@ -606,7 +610,7 @@ check_inline() {
     # The helper's handler ran in both (exit 6), and put()'s (exit 5).
     grep -q '^  exit  *6  *6$' "inline-$v-write:EIO@1601.verify" || fail "inline: $v: write:EIO@1601 did not exit 6 in both"
     grep -q '^  exit  *5  *5$' "inline-$v-write:ENOSPC@3.verify" || fail "inline: $v: write:ENOSPC@3 did not exit 5 in both"
-    read -r before after < <(grep '^  crossings' "inline-$v.verify" | awk '{print $2, $3}')
+    read -r before after < <(crossings "inline-$v")
     echo "plugin test: inline: $v: crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
     [ "$after" -le $((before + 16)) ] || fail "inline: $v: more crossings than a first context's ($before -> $after)"
   done
@@ -617,7 +621,7 @@ check_inline() {
     "$PWD/sc/inline" "$PWD/in" out 1000
   MULTICALL_CALIBRATION=$PWD/host.json verify inline-host-write:EIO@2000 --inject write:EIO@2000 -- \
     "$PWD/plain/inline" "$PWD/in" out 1000 ::: "$PWD/sc/inline" "$PWD/in" out 1000
-  read -r before after < <(grep '^  crossings' inline-host.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings inline-host)
   echo "plugin test: inline: writes fused (statx + writev): crossings for 1000 records: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "inline: no fewer crossings where the writes fuse ($before -> $after)"
 
@@ -638,7 +642,7 @@ check_inline() {
       "$PWD/assume/inline-copy" "$T/in.81920" out
   done
   verify inline-copy-big -- "$PWD/plain/inline-copy" "$PWD/in" out ::: "$PWD/sc/inline-copy" "$PWD/in" out
-  read -r before after < <(grep '^  crossings' inline-copy-big.verify | awk '{print $2, $3}')
+  read -r before after < <(crossings inline-copy-big)
   echo "plugin test: inline-copy: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
   [ "$after" -lt "$before" ] || fail "inline-copy: no fewer crossings ($before -> $after)"
   cd "$T"
