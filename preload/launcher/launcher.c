@@ -56,6 +56,8 @@
 #define LIBRARY_NAME "libsyscluster-preload.so"
 #define FULL_CLI "syscluster-cli"
 #define GUARDIAN_COMM "syscluster-grd"
+/* The longest program and library path taken here (see main). */
+#define SHORT_PATH 1024
 #ifndef PRELOAD_BUILT
 #error "PRELOAD_BUILT: the library this tree builds (preload/Makefile sets it)"
 #endif
@@ -158,21 +160,20 @@ static int run_args(int argc, char **argv, struct run *r)
 
 /* As the supervisor's resolve_program: a name with a slash as is (a
  * regular file), else the first executable regular file of that name on
- * PATH. */
+ * PATH.  A path longer than out is left to the full CLI (0). */
 static int resolve(const char *cmd, char *out, size_t cap)
 {
     struct stat st;
-    if (strchr(cmd, '/')) {
-        snprintf(out, cap, "%s", cmd);
-        return stat(out, &st) == 0 && S_ISREG(st.st_mode);
-    }
+    if (strchr(cmd, '/'))
+        return (size_t)snprintf(out, cap, "%s", cmd) < cap && stat(out, &st) == 0 && S_ISREG(st.st_mode);
     const char *dirs = getenv("PATH");
     if (!dirs)
         dirs = "/usr/local/bin:/usr/bin:/bin";
     for (;;) {
         size_t n = strcspn(dirs, ":");
-        if ((size_t)snprintf(out, cap, "%.*s/%s", (int)(n ? n : 1), n ? dirs : ".", cmd) < cap && stat(out, &st) == 0 &&
-            S_ISREG(st.st_mode) && (st.st_mode & 0111))
+        if ((size_t)snprintf(out, cap, "%.*s/%s", (int)(n ? n : 1), n ? dirs : ".", cmd) >= cap)
+            return 0;
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
             return 1;
         if (!dirs[n])
             return 0;
@@ -180,33 +181,65 @@ static int resolve(const char *cmd, char *out, size_t cap)
     }
 }
 
+/* The canonical path of the file opened as fd (what realpath gives for
+ * the path it was opened by), in out; 0 if /proc cannot tell or it does
+ * not fit.  One path walk, where realpath walks every prefix again with a
+ * readlink each (six on this tree's library: ~25 us of the launcher). */
+static int fd_path(int fd, char *out, size_t cap)
+{
+    char link[32];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long n = sc_sys3(SYS_readlink, (long)link, (long)out, (long)cap);
+    if (n <= 0 || (size_t)n >= cap || out[0] != '/')
+        return 0;
+    out[n] = 0;
+    /* " (deleted)", an anonymous inode: not a path realpath would give. */
+    struct stat a, b;
+    return stat(out, &a) == 0 && sc_sys2(SYS_fstat, fd, (long)&b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* As the supervisor's find_library: $SYSCLUSTER_PRELOAD, then beside the
  * executable (../lib/syscluster/, then its own directory), then the one
- * this tree built; the first that is a file, made absolute. */
-static int find_library(char *out)
+ * this tree built; the first that is a file, made absolute (canonical, as
+ * Rust's canonicalize).  A candidate longer than out is left to the full
+ * CLI (0). */
+static int find_library(char *out, size_t cap)
 {
-    char c[4][PATH_MAX + 64];
-    int n = 0;
     const char *env = getenv("SYSCLUSTER_PRELOAD");
-    if (env && *env)
-        snprintf(c[n++], sizeof c[0], "%s", env);
-    if (exe_dir[0]) {
-        snprintf(c[n++], sizeof c[0], "%s/../lib/syscluster/" LIBRARY_NAME, exe_dir);
-        snprintf(c[n++], sizeof c[0], "%s/" LIBRARY_NAME, exe_dir);
-    }
-    snprintf(c[n++], sizeof c[0], "%s", PRELOAD_BUILT);
-    struct stat st;
-    for (int i = 0; i < n; i++)
-        if (stat(c[i], &st) == 0 && S_ISREG(st.st_mode)) {
-            /* Absolute, as LD_PRELOAD takes it best (the program may chdir). */
-            if (!realpath(c[i], out)) {
-                size_t k = strlen(c[i]);
-                if (k >= PATH_MAX)
-                    continue;
-                memcpy(out, c[i], k + 1);
-            }
-            return 1;
+    for (int i = 0; i < 4; i++) {
+        char c[PATH_MAX];
+        int k;
+        if (i == 0 && env && *env)
+            k = snprintf(c, sizeof c, "%s", env);
+        else if (i == 1 && exe_dir[0])
+            k = snprintf(c, sizeof c, "%s/../lib/syscluster/" LIBRARY_NAME, exe_dir);
+        else if (i == 2 && exe_dir[0])
+            k = snprintf(c, sizeof c, "%s/" LIBRARY_NAME, exe_dir);
+        else if (i == 3)
+            k = snprintf(c, sizeof c, "%s", PRELOAD_BUILT);
+        else
+            continue;
+        if ((size_t)k >= cap)
+            return 0;
+        long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)c, O_PATH | O_CLOEXEC, 0);
+        struct stat st;
+        if (fd < 0)
+            continue;
+        int reg = sc_sys2(SYS_fstat, fd, (long)&st) == 0 && S_ISREG(st.st_mode);
+        int canon = reg && fd_path((int)fd, out, cap);
+        sc_sys1(SYS_close, fd);
+        if (!reg)
+            continue;
+        /* Absolute, as LD_PRELOAD takes it best (the program may chdir). */
+        if (!canon) {
+            char full[PATH_MAX];
+            const char *r = realpath(c, full) ? full : c;
+            if (strlen(r) >= cap)
+                return 0;
+            memcpy(out, r, strlen(r) + 1);
         }
+        return 1;
+    }
     return 0;
 }
 
@@ -389,10 +422,13 @@ int main(int argc, char **argv)
     else
         exe_dir[0] = 0;
 
+    /* Every page of memory touched costs a fault (~2.5 us on this virtual
+     * machine): the buffers are no larger than common paths need, a longer
+     * one goes to the full CLI. */
     struct run r;
-    char path[PATH_MAX + 256], lib[PATH_MAX], why[600];
+    char path[SHORT_PATH], lib[SHORT_PATH], why[600];
     if (!run_args(argc, argv, &r) || !resolve(r.command[0], path, sizeof path) ||
-        sc_elf_static_or_setuid(path, why, sizeof why) || !find_library(lib))
+        sc_elf_static_or_setuid(path, why, sizeof why) || !find_library(lib, sizeof lib))
         full_cli();
 
     /* Descriptors 0-2 exist (a closed one on /dev/null), as the CLI's. */
@@ -403,8 +439,8 @@ int main(int argc, char **argv)
                 open("/dev/null", O_RDWR);
 
     /* The report socket: an abstract name the library finds in the environment. */
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    struct timespec now; /* not through the vDSO: its two pages would fault in */
+    sc_sys2(SYS_clock_gettime, CLOCK_REALTIME, (long)&now);
     char name[96];
     int name_len = snprintf(name, sizeof name, "syscluster-run-%d-%llx", (int)getpid(),
                             (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
@@ -418,7 +454,9 @@ int main(int argc, char **argv)
     size_t env_n = 0, cap = 8;
     for (char **e = environ; *e; e++)
         cap++;
-    char **env = malloc(cap * sizeof *env);
+    /* On the stack when small (the heap's first page is a fault and two brk). */
+    char *env_small[256];
+    char **env = cap <= sizeof env_small / sizeof env_small[0] ? env_small : malloc(cap * sizeof *env);
     if (!env)
         full_cli();
     for (char **e = environ; *e; e++)
@@ -426,7 +464,8 @@ int main(int argc, char **argv)
             env[env_n++] = *e;
     const char *old = getenv("LD_PRELOAD");
     size_t pl_len = strlen(lib) + (old ? strlen(old) : 0) + 16;
-    char *preload = malloc(pl_len), flush[48], coalesce[48], report[128];
+    char preload_small[SHORT_PATH + 64], flush[48], coalesce[48], report[128];
+    char *preload = pl_len <= sizeof preload_small ? preload_small : malloc(pl_len);
     if (!preload)
         full_cli();
     snprintf(preload, pl_len, old && *old ? "LD_PRELOAD=%s %s" : "LD_PRELOAD=%s", lib, old);
@@ -447,7 +486,9 @@ int main(int argc, char **argv)
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     /* The file found on PATH; argv[0] as the user typed it. */
     struct child c = {path, r.command, env, 0};
-    static char stack[64 * 1024] __attribute__((aligned(16)));
+    /* The child runs on our stack, in this array: we are stopped until
+     * its execve (CLONE_VFORK), and its frames are small. */
+    char stack[4096] __attribute__((aligned(16)));
     sigset_t all, old_mask;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old_mask);
