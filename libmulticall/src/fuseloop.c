@@ -52,6 +52,7 @@ struct loopst {
 	long pending;      /* the next write's result, already known (-errno) */
 	long carry;        /* bytes of the next write already written */
 	long in_pos;       /* offset of in */
+	long in_size;      /* in's size when the loop was probed (0: not known) */
 	int at_eof;        /* the fused copy just read the end: the next read is 0 */
 	/* What buf should hold when a fused transfer skipped it: the full block
 	 * at stale_full (or nothing), then stale_plen bytes from stale_poff. */
@@ -178,13 +179,16 @@ static int unsupported(long e)
 static void bulk_copy(struct loopst *L)
 {
 	unsigned long pairs = L->max - L->it;
-	long budget, T = 0, r = 0, q, p, lead = 0;
+	long budget, span, T = 0, r = 0, q, p, lead = 0;
 	long chunk = (BULK_CHUNK / L->bs) * L->bs;
 
 	if (pairs == 0)
 		return;
 	budget = pairs > (unsigned long)(LONG_MAX / 2 / L->bs) ? LONG_MAX / 2 : (long)pairs * L->bs;
-	if (L->bulk == BULK_CFR && budget > 4 * CFR_ALIGN) {
+	/* What the input held at the probe bounds a loop with no bound of its
+	 * own: a copy of a short file asks nothing and is not split. */
+	span = L->in_size > 0 && L->in_size - L->in_pos < budget ? L->in_size - L->in_pos : budget;
+	if (L->bulk == BULK_CFR && span > 4 * CFR_ALIGN) {
 		long o = __mc_sys(L->ctx, SYS_lseek, L->out, 0, SEEK_CUR, 0, 0, 0);
 
 		if (o > 0 && o % CFR_ALIGN)
@@ -298,6 +302,7 @@ static int probe(struct loopst *L)
 		ctx->stats.probes++;
 		size = (long)sx.stx_size;
 	}
+	L->in_size = size;
 	if (L->mode != MC_BACKEND_FUSION) {
 		/* What is left of the input can be no more than its size. */
 		unsigned th = ctx->cal->min_run[L->rule][L->rule == R_COPY ? FDC_FILE : FDC_DGRAM]
