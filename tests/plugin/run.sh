@@ -484,8 +484,12 @@ check_spec_fd
 # Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
 # writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the
 # program's own noreturn function, which prints the write's result, n,
-# errno and a checksum of the buffer (3); the read is checked after the
-# loop. Each becomes the looped multi-call with its write checked, which
+# errno and a checksum of the buffer (3), `< n` to a goto out of the loop
+# to a handler that prints n, errno and the checksum and returns 6 from
+# main (4), `!= n` to a break, after which the code after the loop prints
+# the write's result, n, errno and the checksum and returns 6 (5: the
+# loop's values reach it through the exit's phis); the read is checked
+# after the loop. Each becomes the looped multi-call with its write checked, which
 # must stop exactly where the program calls its handler: the same message,
 # exit status, bytes written and buffer — under injected faults (ENOSPC,
 # EIO, EBADF, EFAULT, EINTR, short writes and reads), ENOSPC on a small
@@ -495,7 +499,7 @@ check_checked() {
   local c fault v before after
   mkdir -p "$T/checked"
   for size in 0 1 6000 6001; do head -c $size /dev/urandom > "$T/checked/in.$size"; done
-  for c in 1 2 3; do
+  for c in 1 2 3 4 5; do
     # Blocks of 6000 B save less than 4 KiB ones: the 399 of 2.28 MiB pay
     # for the first context on the lit calibration's host (262 do).
     build_recorded "checked$c" "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=$c
@@ -519,7 +523,7 @@ check_checked() {
     done
     # The handler ran (its exit status) where the check rejects the write:
     # a short write is rejected by != n and < n, not by < 0.
-    local short_exit=(0 1 0 5) fail_exit=(0 1 4 5)
+    local short_exit=(0 1 0 5 6 6) fail_exit=(0 1 4 5 6 6)
     grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" assume-write:short@2.verify ||
       fail "checked$c: write:short@2 did not exit ${short_exit[$c]} in both: $(cat assume-write:short@2.verify)"
     grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" assume-write:ENOSPC@3.verify ||
