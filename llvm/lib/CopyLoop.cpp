@@ -199,7 +199,7 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   // (the program ignores it, so the loop goes on after a failing write, as
   // the replacement does), and after the loop only the last read's result is.
   if (!CW->use_empty())
-    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that does not return "
+    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that leaves the loop "
                               "is replaced when the read heads the loop: CheckedLoop.cpp)"};
   for (Instruction &I : *L)
     for (User *U : I.users()) {
