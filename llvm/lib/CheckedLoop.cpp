@@ -22,6 +22,7 @@
 #include "ClusterPass.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Transforms/Utils/SSAUpdater.h"
 
@@ -44,6 +45,27 @@ bool checkedShape(const CallBase *W, const CallBase *R) {
   auto *Br = dyn_cast<BranchInst>(B->getTerminator());
   return B != H && B->getSinglePredecessor() == H && Br && Br->isConditional() &&
          is_contained(successors(B), H) && is_contained(successors(H), B);
+}
+
+/// Why a loop that the read heads and whose write writes what the read
+/// returned (its count the read's result, not a carried phi: the loop is
+/// not rotated) is not the shape above, or nothing when it is not such a
+/// loop at all (then the other proofs explain the pair).
+std::optional<std::string> notCheckedShape(const CallBase *W, const CallBase *R) {
+  const BasicBlock *B = W->getParent(), *H = R->getParent();
+  if (B == H || throughLossless(W->getArgOperand(2), uint64_t(INT32_MAX), true) != R ||
+      !isPotentiallyReachable(B, H) || !isPotentiallyReachable(H, B))
+    return std::nullopt;
+  if (const BasicBlock *P = B->getSinglePredecessor(); P != H) {
+    const Instruction *At = P ? P->getTerminator() : &*B->getFirstNonPHIOrDbg();
+    return "the write's block is not entered straight from the read's test (" + describe(At) +
+           (P ? ": another test in the loop between the read and the write" : ": the write is reached along more "
+                                                                               "than one path") +
+           "); the checked copy loop is `while ((n = read(...)) > 0) if (write(..., n) != n) handler`";
+  }
+  return "the write's block does not go back to the read after its check (" + describe(B->getTerminator()) +
+         ": code after the write in the loop); the checked copy loop is `while ((n = read(...)) > 0) if "
+         "(write(..., n) != n) handler`";
 }
 
 /// Where the handler, entered at T, can come back into the loop {H, B}
@@ -299,10 +321,15 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
 
 bool ClusterPass::applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
                                        uint64_t Blocks) {
-  if (!checkedShape(W.S.Call, R.S.Call))
-    return false;
-  Function &F = *W.S.Call->getFunction();
   std::string What = "the loop of " + describe(R) + " -> " + describe(W) + " (its write checked)";
+  if (!checkedShape(W.S.Call, R.S.Call)) {
+    // Not this shape: the pair's own proofs follow; say first why the
+    // loop is not the checked copy loop, where it nearly is.
+    if (auto Why = notCheckedShape(W.S.Call, R.S.Call))
+      missed(W.S.Call, "NotReplaced", Name + ": " + What + " is left as it is: loop: " + *Why);
+    return false;
+  }
+  Function &F = *W.S.Call->getFunction();
   CheckedLoop L;
   if (auto Why = checkCheckedCopyLoop(W, R, C, M, FAM, L)) {
     missed(W.S.Call, "NotReplaced", Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);

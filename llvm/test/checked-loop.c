@@ -294,3 +294,24 @@ void continues(int in, int out, char *buf)
 // LEAVE: call i64 @write(
 // LEAVE-NOT: __syscluster_write_read_loop
 // LEAVE: {{^}}}
+
+// Refused: user code between the read and the write (a report when a flag
+// is set): the loop is not rotated (two exits) and the read heads it, but
+// the write is reached along two paths; the remark says the shape differs.
+int flagged(int in, int out, char *buf, int verbose)
+{
+    ssize_t n;
+    while ((n = read(in, buf, 4096)) > 0) {     // sc: read flagged
+        if (verbose)
+            report("block");
+        if (write(out, buf, n) != n)            // sc: write flagged
+            return 1;
+    }
+    return 0;
+}
+// LEAVE-R: remark: plan cluster #15 (copy-offload): the loop of read at checked-loop.c:{{[0-9]+}} -> write at checked-loop.c:{{[0-9]+}} (its write checked) is left as it is: loop: the write's block is not entered straight from the read's test (call to write at checked-loop.c:{{[0-9]+}}: the write is reached along more than one path)
+// LEAVE-R-NOT: plan cluster #15 (copy-offload): {{.*}} became
+// LEAVE-LABEL: define {{.*}} @flagged(
+// LEAVE: call i64 @write(
+// LEAVE-NOT: __syscluster_write_read_loop
+// LEAVE: {{^}}}
