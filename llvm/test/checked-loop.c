@@ -1,10 +1,10 @@
 // The copy loop that checks its writes (§3.3.2 inside §3.4): clang does
 // not rotate it (two exits), the read heads the loop and the write's check
-// leaves it for a handler.  When the handler does not return, the check
-// and the loop are mutually exclusive: the loop becomes the looped
-// multi-call with its write checked (MC_CHECK for `< 0`, MC_CHECK_FULL for
-// `!= n`, `< n`), which stops where the program would call its handler;
-// the handler then runs with the write's count, its result and errno.
+// leaves it for a handler.  When the handler never resumes the loop (it
+// exits, returns, breaks or jumps out), the check and the loop are exclusive:
+// the loop becomes the looped multi-call with its write checked (MC_CHECK
+// for `< 0`, MC_CHECK_FULL for `!= n`, `< n`), which stops where the program
+// would call its handler, which runs with the write's count, result, errno.
 // RUN: %make-plan %s > %t.plan
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
