@@ -1,9 +1,9 @@
 //===- CheckedLoop.cpp - the copy loop that checks its writes ---------------===//
 //
 // `while ((n = read(in, buf, C)) > 0) if (write(out, buf, n) != n) err(...)`
-// (or `< 0`, `== -1`, `< n`, to any handler that does not return): clang
-// does not rotate it (the loop has two exits), so the read heads the loop
-// and the write's check leaves it for the handler:
+// (or `< 0`, `== -1`, `< n`): clang does not rotate it (the loop has two
+// exits), so the read heads the loop and the write's check leaves it for
+// the handler:
 //
 //   H: r = read(in, rbuf, C);  br r > 0, B, exit
 //   B: w = write(out, wbuf, r);  br <w rejected>, handler, H
@@ -12,15 +12,19 @@
 // loop is the looped multi-call of §3.4 with its write checked (MC_CHECK,
 // or MC_CHECK_FULL for `!= n`): __syscluster_write_read_loop_checked
 // (llvm/runtime/write_read_loop.c) stops exactly where the program would
-// call its handler, which then runs with what it would have seen.
+// call its handler, which then runs with what it would have seen.  The
+// handler need not end the program: `return 1`, a `break` to the code
+// after the loop, a `goto` out are as good, as long as no path from it
+// comes back into the loop (the multi-call has stopped; the loop is never
+// resumed) except through the loop's own entry, which starts it afresh.
 //
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
-#include "llvm/IR/Dominators.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/IR/IRBuilder.h"
-
-#include <functional>
+#include "llvm/Transforms/Utils/SSAUpdater.h"
 
 namespace syscluster {
 
@@ -42,6 +46,47 @@ bool checkedShape(const CallBase *W, const CallBase *R) {
   return B != H && B->getSinglePredecessor() == H && Br && Br->isConditional() &&
          is_contained(successors(B), H) && is_contained(successors(H), B);
 }
+
+/// Why a loop that the read heads and whose write writes what the read
+/// returned (its count the read's result, not a carried phi: the loop is
+/// not rotated) is not the shape above, or nothing when it is not such a
+/// loop at all (then the other proofs explain the pair).
+std::optional<std::string> notCheckedShape(const CallBase *W, const CallBase *R) {
+  const BasicBlock *B = W->getParent(), *H = R->getParent();
+  if (B == H || throughLossless(W->getArgOperand(2), uint64_t(INT32_MAX), true) != R ||
+      !isPotentiallyReachable(B, H) || !isPotentiallyReachable(H, B))
+    return std::nullopt;
+  if (const BasicBlock *P = B->getSinglePredecessor(); P != H) {
+    const Instruction *At = P ? P->getTerminator() : &*B->getFirstNonPHIOrDbg();
+    return "the write's block is not entered straight from the read's test (" + describe(At) +
+           (P ? ": another test in the loop between the read and the write" : ": the write is reached along more "
+                                                                               "than one path") +
+           "); the checked copy loop is `while ((n = read(...)) > 0) if (write(..., n) != n) handler`";
+  }
+  return "the write's block does not go back to the read after its check (" + describe(B->getTerminator()) +
+         ": code after the write in the loop); the checked copy loop is `while ((n = read(...)) > 0) if "
+         "(write(..., n) != n) handler`";
+}
+
+/// Where the handler, entered at T, can come back into the loop {H, B}
+/// other than through Pre (the loop's one entry, from which the loop
+/// starts afresh with its first read as written): the branch that does, or
+/// null when none can — the handler leaves the loop for good (returns,
+/// breaks to after it, jumps out, ends the program).
+const Instruction *resumesLoop(BasicBlock *T, BasicBlock *H, BasicBlock *B, BasicBlock *Pre) {
+  SmallVector<BasicBlock *, 16> Work{T};
+  SmallPtrSet<BasicBlock *, 16> Seen{T};
+  while (!Work.empty()) {
+    BasicBlock *BB = Work.pop_back_val();
+    for (BasicBlock *S : successors(BB)) {
+      if (S == H || S == B)
+        return BB->getTerminator();
+      if (S != Pre && Seen.insert(S).second)
+        Work.push_back(S);
+    }
+  }
+  return nullptr;
+}
 } // namespace
 
 /// Beyond the five conditions: what replacing the loop needs.  The
@@ -56,7 +101,6 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   Function &F = *CW->getFunction();
   const DataLayout &DL = M.getDataLayout();
   AAResults &AA = FAM.getResult<AAManager>(F);
-  DominatorTree &DT = FAM.getResult<DominatorTreeAnalysis>(F);
   BasicBlock *H = CR->getParent(), *B = CW->getParent();
 
   if (auto Why = copyCallsUnderstood(W, R))
@@ -75,29 +119,30 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   if (!BrB || !BrB->isConditional())
     return Refusal{"IR not understood", "the write's block does not end in a conditional branch"};
   BasicBlock *Handler = BrB->getSuccessor(0) == H ? BrB->getSuccessor(1) : BrB->getSuccessor(0);
-  if (Exit == H || Exit == B || Handler == H || Handler == B || Handler == Exit)
+  if (Exit == H || Exit == B || Handler == H || Handler == B)
     return Refusal{"loop", "the loop's exits are not one for the read's end and one for the write's check"};
-  if (!doesNotReturn(Handler))
-    return Refusal{"linearity", "the write's check leads to code that returns (" +
-                                    describe(&*Handler->getFirstNonPHIOrDbg()) +
-                                    "): the loop could go on after it, which a looped multi-call cannot "
-                                    "leave and resume; only a handler that does not return (exit, err, abort, "
-                                    "a noreturn function) is restructured (§3.3.2)"};
+  BasicBlock *Pre;
+  auto NoEntry = loopEntry(H, B, Pre);
+  // The multi-call stops where the handler runs and is never resumed: the
+  // handler may end the program or leave the loop, not go on with it.
+  if (const Instruction *Back = resumesLoop(Handler, H, B, NoEntry ? nullptr : Pre))
+    return Refusal{"linearity", "the write's check leads to code that goes back into the loop (" +
+                                    describe(Back) +
+                                    "): the loop would go on after the handler, which a looped multi-call cannot "
+                                    "leave and resume; only a handler that leaves the loop for good (return, break, "
+                                    "goto out, exit, a noreturn function) is restructured (§3.3.2)"};
+  if (NoEntry)
+    return NoEntry;
   // The write's count is the read's result, tested > 0: `< n` is `!= n`.
   bool Full, CountPositive = throughLossless(CW->getArgOperand(2), Max, true) == CR;
-  if (isFailureExit(BrB, H, W.S))
+  if (isFailureExit(BrB, H, W.S, /*AnyHandler=*/true))
     Full = false;
-  else if (isShortExit(BrB, H, W.S, DL, CountPositive))
+  else if (isShortExit(BrB, H, W.S, DL, CountPositive, /*AnyHandler=*/true))
     Full = true;
   else
     return Refusal{"linearity", "the write's check (" + describe(BrB) +
                                     ") is neither \"the write failed\" (< 0, == -1) nor \"the write was "
                                     "short\" (!= n, < n)"};
-  if (Handler->getSinglePredecessor() != B)
-    return Refusal{"safety", "the handler is reached from elsewhere too"};
-  BasicBlock *Pre;
-  if (auto Why = loopEntry(H, B, Pre))
-    return Why;
 
   // The body: the calls, pure code, and loads that neither call may write
   // (moved in front of the loop, §3.3.1); nothing carried around the loop.
@@ -123,23 +168,10 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   if (throughLossless(CW->getArgOperand(2), Max, true) != CR)
     return Refusal{"argument safety", "the write's count is not the read's result"};
 
-  // Same values in the same variables: after the loop only the read's
-  // result (and what is computed from it) is used; in the handler, also the
-  // write's result.  The multi-call gives back both.
-  for (BasicBlock *BB : {H, B})
-    for (Instruction &I : *BB)
-      for (Use &U : I.uses()) {
-        auto *UI = cast<Instruction>(U.getUser());
-        BasicBlock *UB = UI->getParent();
-        if (UB == H || UB == B || DT.dominates(Handler, UB))
-          continue;
-        // After the loop: the read's values only (a phi of the exit takes
-        // them from H).
-        auto *Phi = dyn_cast<PHINode>(UI);
-        if (BB == H && (DT.dominates(Exit, UB) || (Phi && UB == Exit && Phi->getIncomingBlock(U) == H)))
-          continue;
-        return Refusal{"safety", describe(&I) + " computed in the loop is used after it (" + describe(UI) + ")"};
-      }
+  // Same values in the same variables: the code after the loop and the
+  // handler may use any value of the loop; the multi-call gives back the
+  // last read's result and the rejected write's count and result, from
+  // which the replacement computes the rest again (pure code).
   // Never a slower program: the gain is the copy fused into copy_file_range.
   if (CW->getArgOperand(1) != CR->getArgOperand(1) && !AA.isMustAlias(CW->getArgOperand(1), CR->getArgOperand(1)))
     return Refusal{"no gain", "the write and the read use different buffers: the multi-call could not "
@@ -148,13 +180,36 @@ static std::optional<Refusal> checkCheckedCopyLoop(const Site &W, const Site &R,
   return std::nullopt;
 }
 
+/// V, a value of the loop, computed again at the end of At from the values
+/// Map already gives there (the multi-call's results): pure code cloned.
+static Value *recompute(Value *V, BasicBlock *At, DenseMap<Value *, Value *> &Map,
+                        function_ref<bool(const Value *)> InLoop) {
+  if (!InLoop(V))
+    return V;
+  if (auto It = Map.find(V); It != Map.end())
+    return It->second;
+  Instruction *C = cast<Instruction>(V)->clone();
+  for (Use &Op : C->operands())
+    Op.set(recompute(Op.get(), At, Map, InLoop));
+  C->insertBefore(At->getTerminator());
+  Map[V] = C;
+  return C;
+}
+
 /// The replacement:
 ///   Pre: (the loop's loads, moved here)
-///   H:   r = read(...);  br r > 0, N, X                       (the first read, as it was)
+///   H:   r = read(...);  br r > 0, N, exit                    (the first read, as it was)
 ///   N:   k = __syscluster_write_read_loop_checked(out, wbuf, in, rbuf, C, r, min, full, &w)
-///        br k > 0, F, X
-///   F:   (the write's result, the body's values the handler uses, from k and w);  br handler
-///   X:   phi [r, H], [k, N] (and what the code after the loop uses of them);  br exit
+///        br k > 0, F, exit
+///   F:   w' = load w;  br handler                             (the write its check rejects)
+/// Every use of a loop value outside the loop (the code after it, the
+/// handler, the phis of either — the handler may be the loop's exit, a
+/// `break`) gets it again where it is now defined: from H's first read,
+/// from N (k as the last read), from F (k as the rejected write's count,
+/// w' as its result), through phis where these meet (SSAUpdater); pure
+/// code of the loop is computed again from them.  Specialized (§3.4), the
+/// loop stays beside the multi-call for the other counts, and its own
+/// values join those.
 static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const CheckedLoop &L, Module &M,
                                            unsigned long MinBlocks) {
   CallBase *CW = W.S.Call, *CR = R.S.Call;
@@ -171,24 +226,20 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
   for (LoadInst *LI : Loads)
     LI->moveBefore(L.Pre->getTerminator());
 
-  // Which uses lie where, decided before the blocks change: in the handler
-  // (or code it dominates), or after the loop.
-  SmallVector<Use *, 8> HandlerUses, ExitUses;
-  {
-    DominatorTree DT(F);
-    for (BasicBlock *BB : {L.H, L.B})
-      for (Instruction &I : *BB)
-        for (Use &U : I.uses()) {
-          BasicBlock *UB = cast<Instruction>(U.getUser())->getParent();
-          if (UB == L.H || UB == L.B)
-            continue;
-          (DT.dominates(L.Handler, UB) ? HandlerUses : ExitUses).push_back(&U);
-        }
-  }
+  // The uses of the loop's values outside it, found before the blocks change.
+  auto inLoop = [&](const Value *V) {
+    auto *I = dyn_cast<Instruction>(V);
+    return I && (I->getParent() == L.H || I->getParent() == L.B);
+  };
+  MapVector<Instruction *, SmallVector<Use *, 4>> Outside;
+  for (BasicBlock *BB : {L.H, L.B})
+    for (Instruction &I : *BB)
+      for (Use &U : I.uses())
+        if (!inLoop(U.getUser()))
+          Outside[&I].push_back(&U);
 
   BasicBlock *N = BasicBlock::Create(Ctx, "syscluster.copy", &F, L.B);
   BasicBlock *Fail = BasicBlock::Create(Ctx, "syscluster.copy.rejected", &F, L.B);
-  BasicBlock *X = BasicBlock::Create(Ctx, "syscluster.copy.end", &F, L.B);
   IRBuilder<> EB(&F.getEntryBlock(), F.getEntryBlock().getFirstInsertionPt());
   AllocaInst *WRes = EB.CreateAlloca(I64, nullptr, "syscluster.wres");
 
@@ -202,83 +253,28 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
                                     CR->getArgOperand(1), Count, CR, ConstantInt::get(I64, MinBlocks),
                                     ConstantInt::get(I32, L.Full), WRes});
   K->setDebugLoc(CR->getDebugLoc());
-  B.CreateCondBr(B.CreateICmpSGT(K, ConstantInt::get(I64, 0), "syscluster.copy.rejected"), Fail, X);
-
-  // The body's pure values, computed again from the multi-call's results
-  // where the code after the loop or the handler uses them.
-  auto cloneFrom = [&](IRBuilder<> &At, DenseMap<Value *, Value *> &Map) {
-    std::function<Value *(Value *)> get = [&](Value *V) -> Value * {
-      auto *I = dyn_cast<Instruction>(V);
-      if (!I || (I->getParent() != L.H && I->getParent() != L.B))
-        return V;
-      if (auto It = Map.find(V); It != Map.end())
-        return It->second;
-      Instruction *C = I->clone();
-      for (Use &Op : C->operands())
-        Op.set(get(Op.get()));
-      At.Insert(C);
-      Map[V] = C;
-      return C;
-    };
-    return get;
-  };
-  DenseMap<Value *, Value *> AtN{{CR, K}};
-  IRBuilder<> NB(N->getTerminator());
-  auto fromN = cloneFrom(NB, AtN);
-
+  B.CreateCondBr(B.CreateICmpSGT(K, ConstantInt::get(I64, 0), "syscluster.copy.rejected"), Fail, L.Exit);
   IRBuilder<> FB(Fail);
   FB.SetCurrentDebugLocation(CW->getDebugLoc());
-  DenseMap<Value *, Value *> AtF{{CR, K}};
-  AtF[CW] = FB.CreateLoad(I64, WRes, "syscluster.copy.write");
-  auto fromF = cloneFrom(FB, AtF);
-  if (!L.Spec) {
-    for (Use *U : HandlerUses)
-      U->set(fromF(U->get()));
-    FB.CreateBr(L.Handler);
-    for (PHINode &Phi : L.Handler->phis())
-      Phi.replaceIncomingBlockWith(L.B, Fail);
-  } else {
-    // The loop stays for the other counts: the handler is entered from it
-    // and from the multi-call, and takes the loop's values from either.
-    SmallVector<PHINode *, 4> Phis;
-    for (PHINode &Phi : L.Handler->phis())
-      Phis.push_back(&Phi);
-    for (PHINode *Phi : Phis)
-      Phi->addIncoming(fromF(Phi->getIncomingValueForBlock(L.B)), Fail);
-    DenseMap<Value *, PHINode *> Both;
-    for (Use *U : HandlerUses) {
-      if (auto *P = dyn_cast<PHINode>(U->getUser()); P && P->getParent() == L.Handler)
-        continue;
-      Value *V = U->get();
-      if (!Both.count(V)) {
-        PHINode *P = PHINode::Create(V->getType(), 2, V->getName() + ".syscluster", L.Handler->getFirstNonPHI());
-        P->addIncoming(V, L.B);
-        P->addIncoming(fromF(V), Fail);
-        Both[V] = P;
-      }
-      U->set(Both[V]);
-    }
-    FB.CreateBr(L.Handler);
-  }
+  LoadInst *WV = FB.CreateLoad(I64, WRes, "syscluster.copy.write");
+  FB.CreateBr(L.Handler);
 
-  // After the loop: the first read's values from H, the last read's from N.
-  IRBuilder<> XB(X);
-  DenseMap<Value *, PHINode *> Joined;
-  for (Use *U : ExitUses) {
-    Value *V = U->get();
-    if (!Joined.count(V)) {
-      PHINode *P = PHINode::Create(V->getType(), 2, V->getName() + ".syscluster", X);
-      P->addIncoming(V, L.H);
-      P->addIncoming(fromN(V), N);
-      Joined[V] = P;
+  // The edges into the exit and the handler: N's into the exit as H's
+  // (the read that ends the loop), F's into the handler as B's.
+  auto addEdge = [&](BasicBlock *To, BasicBlock *As, BasicBlock *From, bool Replace) {
+    for (PHINode &Phi : To->phis()) {
+      if (Replace) {
+        Phi.replaceIncomingBlockWith(As, From);
+        continue;
+      }
+      Phi.addIncoming(Phi.getIncomingValueForBlock(As), From);
+      Use &U = Phi.getOperandUse(Phi.getNumIncomingValues() - 1);
+      if (inLoop(U.get()))
+        Outside[cast<Instruction>(U.get())].push_back(&U);
     }
-    U->set(Joined[V]);
-  }
-  XB.SetInsertPoint(X);
-  XB.CreateBr(L.Exit);
-  for (PHINode &Phi : L.Exit->phis())
-    Phi.replaceIncomingBlockWith(L.H, X);
-  L.H->getTerminator()->replaceSuccessorWith(L.Exit, X);
+  };
+  addEdge(L.Exit, L.H, N, false);
+  addEdge(L.Handler, L.B, Fail, !L.Spec);
   if (L.Spec) {
     // §3.4: the guard sends the profiled count to the multi-call, every
     // other to the loop as written.
@@ -287,21 +283,53 @@ static Instruction *replaceCheckedCopyLoop(const Site &W, const Site &R, const C
     GB.SetCurrentDebugLocation(CR->getDebugLoc());
     GB.CreateCondBr(GB.CreateICmpEQ(CR->getArgOperand(2), Count, "syscluster.spec.count"), N, L.B);
     L.H->getTerminator()->replaceSuccessorWith(L.B, G);
-    L.B->replacePhiUsesWith(L.H, G);
-    return K;
+  } else {
+    // B leaves the CFG; its values keep their uses until they are rewritten.
+    L.H->getTerminator()->replaceSuccessorWith(L.B, N);
+    L.B->getTerminator()->eraseFromParent();
+    IRBuilder<>(L.B).CreateUnreachable();
   }
-  L.H->getTerminator()->replaceSuccessorWith(L.B, N);
-  L.B->dropAllReferences();
-  L.B->eraseFromParent();
+
+  // The loop's pure values, computed again from the multi-call's results.
+  DenseMap<Value *, Value *> AtN{{CR, K}}, AtF{{CR, K}, {CW, WV}};
+  auto fromN = [&](Value *V) { return recompute(V, N, AtN, inLoop); };
+  auto fromF = [&](Value *V) { return recompute(V, Fail, AtF, inLoop); };
+  for (auto &[V, Uses] : Outside) {
+    SSAUpdater SSA;
+    SSA.Initialize(V->getType(), V->getName());
+    if (V->getParent() == L.H) {
+      SSA.AddAvailableValue(L.H, V);
+      SSA.AddAvailableValue(N, fromN(V));
+    } else if (L.Spec) {
+      SSA.AddAvailableValue(L.B, V);
+    }
+    SSA.AddAvailableValue(Fail, fromF(V));
+    for (Use *U : Uses)
+      SSA.RewriteUse(*U);
+  }
+  // Clones nothing came to use.
+  for (BasicBlock *BB : {N, Fail})
+    for (Instruction &I : make_early_inc_range(reverse(*BB)))
+      if (&I != K && &I != WV && !I.isTerminator() && I.use_empty() && !I.mayHaveSideEffects())
+        I.eraseFromParent();
+  if (!L.Spec) {
+    L.B->dropAllReferences();
+    L.B->eraseFromParent();
+  }
   return K;
 }
 
 bool ClusterPass::applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
                                        uint64_t Blocks) {
-  if (!checkedShape(W.S.Call, R.S.Call))
-    return false;
-  Function &F = *W.S.Call->getFunction();
   std::string What = "the loop of " + describe(R) + " -> " + describe(W) + " (its write checked)";
+  if (!checkedShape(W.S.Call, R.S.Call)) {
+    // Not this shape: the pair's own proofs follow; say first why the
+    // loop is not the checked copy loop, where it nearly is.
+    if (auto Why = notCheckedShape(W.S.Call, R.S.Call))
+      missed(W.S.Call, "NotReplaced", Name + ": " + What + " is left as it is: loop: " + *Why);
+    return false;
+  }
+  Function &F = *W.S.Call->getFunction();
   CheckedLoop L;
   if (auto Why = checkCheckedCopyLoop(W, R, C, M, FAM, L)) {
     missed(W.S.Call, "NotReplaced", Name + ": " + What + " is left as it is: " + Why->Condition + ": " + Why->Detail);

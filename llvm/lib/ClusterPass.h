@@ -75,12 +75,12 @@ const Value *throughLossless(const Value *V, uint64_t Max, bool Positive);
 bool continuesWhilePositive(const BranchInst *Br, const BasicBlock *Body, const Value *Result, uint64_t Max);
 bool doesNotReturn(const BasicBlock *BB);
 uint64_t maxResult(const SyscallSite &S);
-bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X);
+bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, bool AnyHandler = false);
 bool isTransfer(const SyscallSite &S);
 const Value *countOf(const SyscallSite &S);
 bool countNonNegative(const Value *Count, const DataLayout &DL);
 bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
-                 bool CountPositive = false);
+                 bool CountPositive = false, bool AnyHandler = false);
 bool movesBefore(Instruction *I, const SmallPtrSetImpl<const Instruction *> &InRegion,
                  SmallVectorImpl<Instruction *> &Order, unsigned Depth = 0);
 bool isErrno(const Value *V);

@@ -55,11 +55,22 @@ std::optional<Refusal> loopReadCount(const Site &R, const PlanCluster &C, ArrayR
     if (K && *K > 0 && *K < (int64_t(1) << 31))
       Spec = uint64_t(*K);
   }
-  if (!Spec && (!Count || Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
-    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1" +
-                                          std::string(Count ? "" : " (nor one the plan's value profile gives, "
-                                                                   "computed before the loop)") +
-                                          ", so the write's count cannot be proved to be the read's result"};
+  if (!Spec && !Count && CountI && is_contained(Body, CountI->getParent()))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1 (nor one the plan's "
+                                      "value profile gives, computed before the loop): it is computed in the loop"};
+  if (!Spec && !Count)
+    // A count computed before the loop: the runtime takes any, but the
+    // proofs here (the write's count through clang's conversions, the
+    // gain per block) are made for one known count.
+    return Refusal{"argument safety",
+                   "the read's count is not a constant between 1 and 2^31-1 (nor one the plan's value profile "
+                   "gives, computed before the loop): a count computed before the loop is replaced only for the "
+                   "value the profile gives (§3.4, behind a guard), since the pass proves the write's count and "
+                   "prices the multi-call (its saving per block) for one known count; the runtime itself takes "
+                   "any count"};
+  if (!Spec && (Count->isZero() || Count->getZExtValue() >= (uint64_t(1) << 31)))
+    return Refusal{"argument safety", "the read's count is not a constant between 1 and 2^31-1, so the write's "
+                                      "count cannot be proved to be the read's result"};
   Max = Spec ? Spec : Count->getZExtValue();
   auto *Len = R.S.Fortified && CR->arg_size() > 3 ? dyn_cast<ConstantInt>(CR->getArgOperand(3)) : nullptr;
   if (R.S.Fortified && (!Len || Len->getZExtValue() < Max))
@@ -199,7 +210,7 @@ std::optional<Refusal> ClusterPass::checkWriteReadLoop(const Site &W, const Site
   // (the program ignores it, so the loop goes on after a failing write, as
   // the replacement does), and after the loop only the last read's result is.
   if (!CW->use_empty())
-    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that does not return "
+    return Refusal{"safety", "the write's result is used in the loop (a check to a handler that leaves the loop "
                               "is replaced when the read heads the loop: CheckedLoop.cpp)"};
   for (Instruction &I : *L)
     for (User *U : I.users()) {

@@ -162,8 +162,10 @@ uint64_t maxResult(const SyscallSite &S) {
 /// X failed (its result, -1 from libc, is negative), for a block that does
 /// not return: the error check that the mutually exclusive restructuring of
 /// §3.3.2 moves out of a region (the call becomes a checked call, MC_CHECK,
-/// and the check stays where it was, on the call's result).
-bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X) {
+/// and the check stays where it was, on the call's result).  AnyHandler:
+/// the caller proved by itself that the handler never leads back (a copy
+/// loop's handler that leaves the loop, CheckedLoop.cpp).
+bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, bool AnyHandler) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
@@ -171,7 +173,7 @@ bool isFailureExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSi
     return false;
   const BasicBlock *Handler = Br->getSuccessor(1 - NextIdx);
   auto T = testTowards(Br, Handler);
-  if (!T || !doesNotReturn(Handler) || throughLossless(T->V, maxResult(X), false) != X.Call)
+  if (!T || !(AnyHandler || doesNotReturn(Handler)) || throughLossless(T->V, maxResult(X), false) != X.Call)
     return false;
   // Taken iff the result is negative: libc's results are -1 or >= 0.
   return (T->P == CmpInst::ICMP_SLT && T->C->isZero()) || (T->P == CmpInst::ICMP_SLE && T->C->isMinusOne()) ||
@@ -237,11 +239,11 @@ static bool comparesWithCount(const Value *Res, const Value *N, const SyscallSit
 /// libmulticall's MC_CHECK_FULL, which stops the multi-call on exactly that
 /// test (a failure counting as libc's -1).
 bool isShortExit(const BranchInst *Br, const BasicBlock *Next, const SyscallSite &X, const DataLayout &DL,
-                 bool CountPositive) {
+                 bool CountPositive, bool AnyHandler) {
   if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
     return false;
   unsigned NextIdx = Br->getSuccessor(0) == Next ? 0 : Br->getSuccessor(1) == Next ? 1 : 2;
-  if (NextIdx == 2 || !doesNotReturn(Br->getSuccessor(1 - NextIdx)))
+  if (NextIdx == 2 || !(AnyHandler || doesNotReturn(Br->getSuccessor(1 - NextIdx))))
     return false;
   auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
   if (!Cmp)

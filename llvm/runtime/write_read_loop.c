@@ -42,8 +42,9 @@ static __thread struct mc_ctx *loop_ctx;
 static __thread int loop_busy;
 
 /* What the program does with the write's result (the plugin proved which):
- * ignores it, calls a handler that does not return when it fails (`< 0`),
- * or when it is not the count (`!= n`). */
+ * ignores it, calls a handler that leaves the loop for good (ends the
+ * program, returns, breaks or jumps out) when it fails (`< 0`), or when it
+ * is not the count (`!= n`). */
 enum { CHECK_NONE, CHECK_FAILED, CHECK_FULL };
 
 /* The loop as the program wrote it.  A write its check rejects ends it:
@@ -154,7 +155,7 @@ long __syscluster_write_read_loop(int out, const void *wbuf, int in, void *rbuf,
 }
 
 /* The copy loop whose write the program checks (full: `!= n`, else
- * `< 0`) with a handler that does not return.  Returns the last read's
+ * `< 0`) with a handler that never resumes the loop.  Returns the last read's
  * result (<= 0) when the loop ends as the program's would, or the count
  * of the write its check rejects (> 0), with libc's result of that write
  * in *wres and errno as it left it: the program then runs its handler. */

@@ -20,11 +20,14 @@ void copy(int in, int out)
 // O0-NOT: became one looped multi-call
 // O0-IR-NOT: __syscluster_write_read_loop
 
-// Near-identical and refused at -O2: the write is checked by a handler
-// that returns, an exit from the loop between the write and the next read,
-// so LLVM does not rotate the read after the write, and the checked loop
-// (CheckedLoop.cpp) needs a handler that does not return (§3.3.2).
+// Near-identical at -O2: the write is checked by a handler that returns,
+// an exit from the loop between the write and the next read, so LLVM does
+// not rotate the read after the write; the read heads the loop, and the
+// checked loop (CheckedLoop.cpp) replaces it: the handler leaves the loop
+// for good (`return 1`, joined with the loop's own `return 0` in one phi),
+// so the multi-call stops at the rejected write and never resumes.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.plan %remarks -S -emit-llvm %s -o %t.checked.ll 2>&1 | FileCheck %s --check-prefix=CHECKED
+// RUN: opt-19 -passes=verify -disable-output %t.checked.ll
 // RUN: FileCheck %s --check-prefix=CHECKED-IR < %t.checked.ll
 int checked(int in, int out)
 {
@@ -35,10 +38,15 @@ int checked(int in, int out)
             return 1;
     return 0;
 }
-// CHECKED: remark: plan cluster #2 (copy-offload): the loop of read at rotation.c:33 -> write at rotation.c:34 (its write checked) is left as it is: loop: the loop's exits are not one for the read's end and one for the write's check
-// CHECKED-NOT: became one looped multi-call
+// CHECKED: remark: plan cluster #2 (copy-offload): the loop of read at rotation.c:{{[0-9]+}} -> write at rotation.c:{{[0-9]+}} (its write checked) became one looped multi-call {{.*}} (a short write or a failure: MC_CHECK_FULL)
 // CHECKED-IR-LABEL: define {{.*}} @checked(
-// CHECKED-IR-NOT: __syscluster_write_read_loop
-// CHECKED-IR: call i64 @write(
-// CHECKED-IR-NOT: __syscluster_write_read_loop
+// CHECKED-IR: [[FIRST:%[0-9]+]] = call i64 @read(
+// CHECKED-IR: [[K:%[0-9]+]] = call i64 @__syscluster_write_read_loop_checked(i32 {{%[0-9]+}}, ptr [[BUF:%[0-9]+]], i32 {{%[0-9]+}}, ptr [[BUF]], i64 4096, i64 [[FIRST]], i64 {{[0-9]+}}, i32 1, ptr
+// CHECKED-IR: [[REJ:%[0-9]+]] = icmp sgt i64 [[K]], 0
+// CHECKED-IR: br i1 [[REJ]], label %[[FAIL:[0-9]+]], label %[[END:[0-9]+]]
+// CHECKED-IR: [[FAIL]]:
+// CHECKED-IR: br label %[[END]]
+// CHECKED-IR: [[END]]:
+// CHECKED-IR: phi i32 [ 1, %[[FAIL]] ], [ 0, {{%[0-9]+}} ], [ 0, {{%[0-9]+}} ]
+// CHECKED-IR-NOT: call i64 @write(
 // CHECKED-IR: {{^}}}

@@ -45,5 +45,5 @@ long copy(int in, int out, char *buf, size_t bs)
 // IR: call i64 @read(i32 noundef [[IN]], ptr noundef [[BUF]], i64 noundef [[BS]])
 // IR: phi i64 {{.*}}[ [[LAST]], %[[FAST]] ]
 
-// NOVAL: remark: plan cluster #1 (copy-offload): the loop of write at spec.c:30 -> read at spec.c:29 is left as it is: argument safety: the read's count is not a constant between 1 and 2^31-1 (nor one the plan's value profile gives, computed before the loop), so the write's count cannot be proved to be the read's result
+// NOVAL: remark: plan cluster #1 (copy-offload): the loop of write at spec.c:30 -> read at spec.c:29 is left as it is: argument safety: the read's count is not a constant between 1 and 2^31-1 (nor one the plan's value profile gives, computed before the loop): a count computed before the loop is replaced only for the value the profile gives (§3.4, behind a guard), since the pass proves the write's count and prices the multi-call (its saving per block) for one known count; the runtime itself takes any count
 // NOVAL-IR-NOT: syscluster

@@ -6,7 +6,14 @@
  *   -DCHECK=3   if ((w = write(out, buf, n)) < n) fail(w, n)  (the program's
  *               own noreturn function: prints w, n, errno and a checksum of
  *               the buffer, then exits 5)
- * and in every form `if (n < 0) err(2, "read")` after the loop.  With
+ *   -DCHECK=4   if (write(out, buf, n) < n) goto short_write;  (a handler
+ *               after the function's return: prints n, errno and the
+ *               buffer's checksum and returns 6 from main)
+ *   -DCHECK=5   if ((w = write(out, buf, n)) != n) break;  (after the loop:
+ *               when n > 0 the copy broke off, and it prints w, n, errno
+ *               and the buffer's checksum and returns 6)
+ * and in every form `if (n < 0) err(2, "read")` after the loop.  In 4 and
+ * 5 the handler leaves the loop without ending the program.  With
  * -DVARBS the block size is a variable, BS in the environment (default
  * 6000, at most 6000), as a program that takes it from its options.
  *   checked_copy IN OUT
@@ -94,11 +101,30 @@ int main(int argc, char *argv[])
     while ((n = read(in, buf, BS)) > 0)
         if ((w = write(out, buf, n)) < n)
             fail(w, n);
+#elif CHECK == 4
+    while ((n = read(in, buf, BS)) > 0)
+        if (write(out, buf, n) < n)
+            goto short_write;
+#elif CHECK == 5
+    ssize_t w = 0;
+    while ((n = read(in, buf, BS)) > 0)
+        if ((w = write(out, buf, n)) != n)
+            break;
+    if (n > 0) {
+        int e = errno;
+        printf("broke off: %zd of %zd, errno %d, buffer %lx\n", w, n, w < 0 ? e : 0, sum());
+        return 6;
+    }
 #else
-#error "build with -DCHECK=1, 2 or 3"
+#error "build with -DCHECK=1 to 5"
 #endif
     if (n < 0)
         err(2, "read");
     printf("last read %zd, buffer %lx\n", n, sum());
     return 0;
+#if CHECK == 4
+short_write:
+    fprintf(stderr, "short write of %zd, errno %d, buffer %lx\n", n, errno, sum());
+    return 6;
+#endif
 }

@@ -411,7 +411,8 @@ check_spec
 # this host and with --assume-gain); the plan has a cluster, the pass
 # examines it and refuses it with a remark, and the object file is byte for
 # byte clang's (the same program, so the same output, files and status).
-# copy.c is the corpus program the pass replaces (check, above).
+# copy.c is the corpus program the pass replaces (check, above); copy_block,
+# whose handler returns from main, check_returning below.
 check_left() {
   local name args src v n
   mkdir -p "$T/left" && cd "$T/left"
@@ -435,7 +436,6 @@ check_left() {
     done
     echo "plugin test: left: $name ($n clusters): refused with remarks, the same object as clang's"
   done <<'LIST'
-copy_block in out 4096
 seekread in 500
 selecttime 2000
 write8 out 1000
@@ -484,8 +484,12 @@ check_spec_fd
 # Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
 # writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the
 # program's own noreturn function, which prints the write's result, n,
-# errno and a checksum of the buffer (3); the read is checked after the
-# loop. Each becomes the looped multi-call with its write checked, which
+# errno and a checksum of the buffer (3), `< n` to a goto out of the loop
+# to a handler that prints n, errno and the checksum and returns 6 from
+# main (4), `!= n` to a break, after which the code after the loop prints
+# the write's result, n, errno and the checksum and returns 6 (5: the
+# loop's values reach it through the exit's phis); the read is checked
+# after the loop. Each becomes the looped multi-call with its write checked, which
 # must stop exactly where the program calls its handler: the same message,
 # exit status, bytes written and buffer — under injected faults (ENOSPC,
 # EIO, EBADF, EFAULT, EINTR, short writes and reads), ENOSPC on a small
@@ -495,7 +499,7 @@ check_checked() {
   local c fault v before after
   mkdir -p "$T/checked"
   for size in 0 1 6000 6001; do head -c $size /dev/urandom > "$T/checked/in.$size"; done
-  for c in 1 2 3; do
+  for c in 1 2 3 4 5; do
     # Blocks of 6000 B save less than 4 KiB ones: the 399 of 2.28 MiB pay
     # for the first context on the lit calibration's host (262 do).
     build_recorded "checked$c" "$ROOT/tests/plugin/checked_copy.c" "$T/in.2390753" out -- -DCHECK=$c
@@ -519,7 +523,7 @@ check_checked() {
     done
     # The handler ran (its exit status) where the check rejects the write:
     # a short write is rejected by != n and < n, not by < 0.
-    local short_exit=(0 1 0 5) fail_exit=(0 1 4 5)
+    local short_exit=(0 1 0 5 6 6) fail_exit=(0 1 4 5 6 6)
     grep -q "^  exit  *${short_exit[$c]}  *${short_exit[$c]}\$" assume-write:short@2.verify ||
       fail "checked$c: write:short@2 did not exit ${short_exit[$c]} in both: $(cat assume-write:short@2.verify)"
     grep -q "^  exit  *${fail_exit[$c]}  *${fail_exit[$c]}\$" assume-write:ENOSPC@3.verify ||
@@ -575,6 +579,65 @@ check_checked() {
   cd "$T"
 }
 check_checked
+
+# A corpus copy loop whose write's handler returns from main (`return 1`
+# when the write is not whole, `return n < 0` after the loop), which the
+# pass used to refuse: copy_block, the block size an argument (recorded at
+# 4096: specialized for it, §3.4). Both builds must give the same output,
+# status and files under injected faults and real ones (RLIMIT_FSIZE's
+# short write then EFBIG, ENOSPC on a 256 KiB tmpfs, an output that cannot
+# be opened, a pipe as input), the handler's status where the write is
+# rejected, and fewer crossings. (clean_bigcopy has the same loop with
+# 1 MiB blocks; advise finds nothing worth a rewrite in it — the plan has
+# no cluster — so there is nothing for the pass to do: lit rotation.c's
+# `checked` is its shape.)
+check_returning() {
+  local name=copy_block bs=4096 fault before after size
+  build_recorded "$name" "$ROOT/tests/corpus/$name.c" "$T/in.2390753" out $bs
+  grep -q 'its write checked) became one looped multi-call.*specialized (§3.4) for the read.s count 4096' \
+    remarks/*.opt.yaml || fail "$name: the loop was not replaced: $(grep -h -A4 'Name:.*NotReplaced\|NoGain' remarks/*.opt.yaml)"
+  for size in 0 1 4096 4097 947200; do
+    verify "size-$size" --no-count -- "$PWD/plain/$name" "$T/in.$size" out $bs ::: \
+      "$PWD/assume/$name" "$T/in.$size" out $bs
+  done
+  for fault in write:ENOSPC@2 write:EIO@1 write:EBADF@2 write:EFAULT@2 write:EINTR@3 write:short@2 \
+               read:EIO@2 read:EINTR@3 read:short=100@2 read:EFAULT@2 write:ENOSPC@500 write:short@400; do
+    verify "$fault" --inject "$fault" -- "$PWD/plain/$name" "$T/in.2390753" out $bs ::: \
+      "$PWD/assume/$name" "$T/in.2390753" out $bs
+  done
+  # The handler's `return 1` where the write is rejected (a short write
+  # too: `!= n`), and after a failed read.
+  for fault in write:ENOSPC@2 write:short@2 read:EIO@2 write:ENOSPC@500 write:short@400; do
+    grep -q '^  exit  *1  *1$' "$fault.verify" || fail "$name: $fault did not exit 1 in both: $(cat "$fault.verify")"
+  done
+  # Another block size runs the loop as written (the guard), its faults too.
+  for fault in write:ENOSPC@2 write:short@3; do
+    verify "bs1000-$fault" --inject "$fault" -- "$PWD/plain/$name" "$T/in.947200" out 1000 ::: \
+      "$PWD/assume/$name" "$T/in.947200" out 1000
+  done
+  ln -sf "plain/$name" copy_plain
+  ln -sf "assume/$name" copy_sc
+  run missing-input "\$PROG /nonexistent out $bs; echo status \$?"
+  run unwritable-output "\$PROG $T/in.81920 /nonexistent/out $bs; echo status \$?"
+  run short-write "trap '' XFSZ; ulimit -f 50; \$PROG $T/in.947200 out $bs; echo status \$?; ls -l out | cut -d' ' -f5"
+  grep -q '^status 1$' sc.short-write/stdout || fail "$name: short-write: the handler did not return 1"
+  run pipe-input "cat $T/in.947200 | \$PROG /dev/stdin out $bs; echo status \$?; cmp $T/in.947200 out"
+  if [ "$(id -u)" -eq 0 ]; then
+    verify enospc --no-count --fs-limit 256K -- "$PWD/plain/$name" "$T/in.947200" out $bs ::: \
+      "$PWD/assume/$name" "$T/in.947200" out $bs
+    grep -q '^  exit  *1  *1$' enospc.verify || fail "$name: ENOSPC on a full tmpfs did not exit 1 in both: $(cat enospc.verify)"
+  elif [ -n "${CI:-}" ] || t_required tmpfs; then
+    fail "ENOSPC needs root (a tmpfs mount), and tmpfs is required here (SYSCLUSTER_REQUIRE or CI)"
+  else
+    echo "plugin test: SKIP tmpfs: $name enospc needs root for a tmpfs mount"
+  fi
+  verify crossings -- "$PWD/plain/$name" "$T/in.2390753" out $bs ::: "$PWD/sc/$name" "$T/in.2390753" out $bs
+  read -r before after < <(crossings crossings)
+  echo "plugin test: $name: crossings for 2.28 MiB: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "$name: no fewer crossings ($before -> $after)"
+  cd "$T"
+}
+check_returning
 
 # A plan edge across functions (seed 000 §3.3): wrapped_report.c writes a
 # tag, a record and a newline per record, the record through an extern
