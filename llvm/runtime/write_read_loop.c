@@ -16,9 +16,9 @@
  * calibration read, the context's memory, the library's code paged in: mc-
  * calibrate's first_context) and the multi-call gains a little per block.
  * The plugin computes from the calibration how many blocks pay for that
- * (min_blocks); until this thread has a context, the loop runs as the
- * program wrote it unless the input is a regular file with at least that
- * many blocks left to read — an fstat and an lseek, nothing else, for a
+ * (min_blocks); until this thread has an auto context, the loop runs as
+ * the program wrote it unless the input is a regular file with at least
+ * that many blocks left to read — an fstat and an lseek, nothing else, for a
  * short copy, a pipe or a socket.
  *
  * The first context of a priced loop is cheap: once the plugin has priced
@@ -122,9 +122,8 @@ static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_
 	struct mc_call body[2];
 	const struct mc_loop loop = {1, MC_WHILE_GT, 0, ULONG_MAX};
 	unsigned long iterations;
-	int r;
-
 	struct mc_ctx *ctx;
+	int r;
 
 	if (loop_busy)
 		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
