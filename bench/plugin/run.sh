@@ -7,9 +7,17 @@
 # files in the page cache, copied to a new file on the same filesystem.
 #   bench/plugin/run.sh [SIZES] [BLOCKS]   (after make build)
 # prints a Markdown table for docs/BENCHMARKS.md.
+#   TURNS=1 bench/plugin/run.sh ...
+# runs plugin-built and copy_cfr in turn instead (bench/plugin/turns.c), so
+# that other jobs on the machine move them alike, and compares them round
+# by round (the median of the rounds' ratios); the original runs on its
+# own after them (whatever runs right after the original pays for some of
+# the writing-back of its block-by-block output); the table gets each
+# one's CPU time (user + system, the median).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${BIN:-$ROOT/target/release/syscluster}
+BIN=$(realpath "$BIN")  # the script works in a scratch directory
 CLANG=${SYSCLUSTER_CLANG:-clang-19}
 SIZES=${1:-"81920 947200 2390753 67108864"}
 BLOCKS=${2:-"512 1024 2048 4096 8192 16384"}
@@ -33,6 +41,9 @@ print(f"calibration: first context {first:.0f} us (the saving per block: each re
 CFR="$ROOT/tests/corpus/bin/copy_cfr"
 for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done
 head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB
+# Cached but clean: a copy of pages still being written back is slower,
+# and the first cells would pay for it.
+sync
 
 # "median min" of a hyperfine run, in µs.
 times() { python3 -c '
@@ -43,8 +54,14 @@ human() { python3 -c '
 import sys; s=int(sys.argv[1])
 print(f"{s/1048576:.2f} MiB" if s >= 1048576 else f"{s/1024:.0f} KiB")' "$1"; }
 
-echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+if [ -n "${TURNS:-}" ]; then
+  cc -O2 -o "$W/turns" "$ROOT/bench/plugin/turns.c"
+  echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | CPU µs (orig / plugin / cfr) | plugin vs original | plugin vs by hand (paired) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+else
+  echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+fi
 # Each cell: median (min) of RUNS whole-process runs; ratios of medians.
 for b in $BLOCKS; do
   mkdir -p "b$b" && sed "s/^#define N 4096$/#define N $b/" "$ROOT/tests/corpus/copy.c" > "b$b/copy.c"
@@ -59,6 +76,22 @@ for b in $BLOCKS; do
     { echo "bench: block $b: the plugin neither clustered the loop nor said why not" >&2; cat "b$b/remarks" >&2; exit 1; }
   grep -o "estimated.*" "b$b/remarks" | sort -u | sed "s/^/bench: block $b: /" >&2
   for s in $SIZES; do
+    if [ -n "${TURNS:-}" ]; then
+      { "$W/turns" "$RUNS" "$W/in.$s" "$W/out" "$W/b$b/plugin" "$CFR" &&
+        "$W/turns" "$RUNS" "$W/in.$s" "$W/out" "$W/b$b/orig"; } > turns.out ||
+        { echo "bench: turns at $s/$b failed" >&2; exit 1; }
+      for v in orig plugin cfr; do
+        prog="b$b/$v"; [ $v = cfr ] && prog=$CFR
+        rm -f out && "$prog" "in.$s" out && cmp -s "in.$s" out || { echo "bench: $v at $s/$b: wrong output" >&2; exit 1; }
+      done
+      python3 -c '
+import sys
+size, b = sys.argv[1], sys.argv[2]
+(p, pm, pc, pr), (c, cm, cc, _), (o, om, oc, _) = [tuple(map(float, l.split()[1:])) for l in open(sys.argv[3])]
+print(f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:.0f}) | {oc:.0f} / {pc:.0f} / {cc:.0f} | {o/p:.2f}x faster | {(pr-1)*100:+.1f} % |")' \
+        "$(human "$s")" "$b" turns.out
+      continue
+    fi
     for v in orig plugin cfr; do
       prog="b$b/$v"; [ $v = cfr ] && prog=$CFR
       hyperfine -N --style none -w 3 -r "$RUNS" --export-json "r.$v.json" \

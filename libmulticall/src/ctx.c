@@ -3,8 +3,29 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 
 /* ---- contexts ---- */
+
+/* A context: the struct, then its scratch (mmsg, iov, miov: MC_MAX_CALLS
+ * each, mmsg first for the strictest alignment), in one mapping. */
+#define CTX_HEAD ((sizeof(struct mc_ctx) + 63) & ~(size_t)63)
+#define CTX_LEN (CTX_HEAD + MC_MAX_CALLS * (sizeof(struct mmsghdr) + 2 * sizeof(struct iovec)))
+
+static struct mc_ctx *ctx_map(void)
+{
+	long m = __mc_sys6(SYS_mmap, 0, (long)CTX_LEN, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mc_ctx *ctx;
+
+	if (m < 0 && m > -4096)
+		return NULL;
+	ctx = (struct mc_ctx *)m;
+	ctx->mmsg = (struct mmsghdr *)((char *)ctx + CTX_HEAD);
+	ctx->iov = (struct iovec *)(ctx->mmsg + MC_MAX_CALLS);
+	ctx->miov = ctx->iov + MC_MAX_CALLS;
+	return ctx;
+}
 
 int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 {
@@ -27,23 +48,20 @@ int mc_ctx_init(struct mc_ctx **ctxp, unsigned backend)
 		if (forced && strcmp(forced, "direct") == 0)
 			backend = MC_BACKEND_DIRECT;
 	}
-	ctx = calloc(1, sizeof(*ctx));
+	/* The context and its scratch for fused calls in one anonymous
+	 * mapping: one crossing, pages zero and untouched until used — no
+	 * malloc, whose first use in a program that never allocates costs a
+	 * getrandom, two brk and the heap's page faults (the plugin's copy
+	 * loop, docs/COMPILER.md).  Every scratch entry is filled before a
+	 * fused call uses it; the 96 KiB a short copy never touches cost
+	 * nothing. */
+	ctx = ctx_map();
 	if (!ctx) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	ctx->backend = backend;
 	ctx->kmod_fd = -1;
-	/* Not cleared: every entry is filled before a fused call uses it, and
-	 * pages nobody touches cost nothing — a cleared 96 KiB is two dozen
-	 * page faults, paid by every program whose copy is too short to fuse. */
-	ctx->iov = malloc(MC_MAX_CALLS * sizeof(*ctx->iov));
-	ctx->miov = malloc(MC_MAX_CALLS * sizeof(*ctx->miov));
-	ctx->mmsg = malloc(MC_MAX_CALLS * sizeof(*ctx->mmsg));
-	if (!ctx->iov || !ctx->miov || !ctx->mmsg) {
-		ret = -ENOMEM;
-		goto fail;
-	}
 	switch (backend) {
 	case MC_BACKEND_AUTO:
 		ctx->cal = __mc_calibration();
@@ -91,12 +109,9 @@ void mc_ctx_free(struct mc_ctx *ctx)
 	__mc_uring_free(ctx);
 	if (ctx->kmod_fd >= 0)
 		__mc_sys6(SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
-	free(ctx->iov);
-	free(ctx->miov);
-	free(ctx->mmsg);
 	free(ctx->bounce);
 	free(ctx->reg);
-	free(ctx);
+	__mc_sys6(SYS_munmap, (long)ctx, (long)CTX_LEN, 0, 0, 0, 0);
 	MC_ERRNO_RESTORE;
 }
 

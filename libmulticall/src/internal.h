@@ -123,7 +123,7 @@ struct mc_ctx {
 
 	int kmod_fd;
 
-	/* Scratch for fused calls, allocated once with the context. */
+	/* Scratch for fused calls, in the context's own mapping (ctx.c). */
 	struct iovec *iov;           /* MC_MAX_CALLS */
 	struct mmsghdr *mmsg;        /* MC_MAX_CALLS */
 	struct iovec *miov;          /* MC_MAX_CALLS */

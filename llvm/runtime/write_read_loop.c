@@ -16,10 +16,20 @@
  * calibration read, the context's memory, the library's code paged in: mc-
  * calibrate's first_context) and the multi-call gains a little per block.
  * The plugin computes from the calibration how many blocks pay for that
- * (min_blocks); until this thread has a context, the loop runs as the
- * program wrote it unless the input is a regular file with at least that
- * many blocks left to read — an fstat and an lseek, nothing else, for a
+ * (min_blocks); until this thread has an auto context, the loop runs as
+ * the program wrote it unless the input is a regular file with at least
+ * that many blocks left to read — an fstat and an lseek, nothing else, for a
  * short copy, a pipe or a socket.
+ *
+ * The first context of a priced loop is cheap: once the plugin has priced
+ * the loop from the calibration (min_blocks > 0) and the gate has found a
+ * regular file at both ends, the fusion rule is decided, so the loop gets
+ * a fusion context — no calibration read (its file, the machine's
+ * identity, the parse) and no probe for the kernel module, which auto
+ * would not use for a copy between two files anyway (it fuses it with
+ * copy_file_range).  Any other loop (--assume-gain, an output that is not
+ * a regular file, MULTICALL_BACKEND=direct) gets the auto context as
+ * before.
  *
  * A program that checks its writes (`if (write(out, buf, n) != n) err(...)`,
  * or `< 0`) gets __syscluster_write_read_loop_checked: the loop stops at
@@ -31,14 +41,18 @@
  * from a signal handler while this thread is inside it, the loop runs as the
  * program wrote it.
  */
+#define _GNU_SOURCE /* secure_getenv */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "multicall.h"
 
-static __thread struct mc_ctx *loop_ctx;
+static __thread struct mc_ctx *loop_ctx;  /* auto */
+static __thread struct mc_ctx *fused_ctx; /* fusion: a priced copy between two files */
 static __thread int loop_busy;
 
 /* What the program does with the write's result (the plugin proved which):
@@ -64,21 +78,43 @@ static long plain_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs,
 	return n;
 }
 
+/* What the gate found (GATE_FILES: both ends are regular files). */
+enum { GATE_SHORT, GATE_LONG, GATE_FILES };
+
 /* Whether in is a regular file with at least min_blocks blocks of bs bytes
- * left after its offset: what the first context needs to pay for itself.
- * errno is left as it was. */
-static int long_copy_ahead(int in, size_t bs, unsigned long min_blocks)
+ * left after its offset (what the first context needs to pay for itself),
+ * and then whether out is a regular file too.  errno is left as it was. */
+static int long_copy_ahead(int in, int out, size_t bs, unsigned long min_blocks)
 {
 	int saved = errno;
 	struct stat st;
 	off_t pos;
-	int ok = 0;
+	int ok = GATE_SHORT;
 
 	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode) && (pos = lseek(in, 0, SEEK_CUR)) >= 0 &&
-	    st.st_size > pos)
-		ok = (unsigned long)(st.st_size - pos) / bs >= min_blocks;
+	    st.st_size > pos && (unsigned long)(st.st_size - pos) / bs >= min_blocks)
+		ok = fstat(out, &st) == 0 && S_ISREG(st.st_mode) ? GATE_FILES : GATE_LONG;
 	errno = saved;
 	return ok;
+}
+
+/* The context for a loop the gate let through: fusion where the gate found
+ * two files (unless MULTICALL_BACKEND asks for direct: auto then becomes
+ * direct), else auto.  NULL without memory. */
+static struct mc_ctx *gate_ctx(int gate)
+{
+	if (gate == GATE_FILES) {
+		const char *forced = secure_getenv(MC_BACKEND_ENV);
+
+		if (!forced || strcmp(forced, "direct") != 0) {
+			if (!fused_ctx)
+				fused_ctx = mc_ctx_new(MC_BACKEND_FUSION);
+			return fused_ctx;
+		}
+	}
+	if (!loop_ctx)
+		loop_ctx = mc_ctx_new(MC_BACKEND_AUTO);
+	return loop_ctx;
 }
 
 static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_t bs, long n,
@@ -87,14 +123,25 @@ static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_
 	struct mc_call body[2];
 	const struct mc_loop loop = {1, MC_WHILE_GT, 0, ULONG_MAX};
 	unsigned long iterations;
+	struct mc_ctx *ctx;
 	int r;
 
 	if (loop_busy)
 		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
-	/* min_blocks 0 (--assume-gain): the multi-call whatever the input. */
-	if (!loop_ctx && min_blocks && !long_copy_ahead(in, bs, min_blocks))
-		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
-	if (!loop_ctx && !(loop_ctx = mc_ctx_new(MC_BACKEND_AUTO)))
+	if (!min_blocks) {
+		/* --assume-gain: the multi-call whatever the input, on auto. */
+		ctx = gate_ctx(GATE_LONG);
+	} else if (loop_ctx) {
+		/* This thread paid for a first context already. */
+		ctx = loop_ctx;
+	} else {
+		int gate = long_copy_ahead(in, out, bs, min_blocks);
+
+		if (gate == GATE_SHORT)
+			return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
+		ctx = gate_ctx(gate);
+	}
+	if (!ctx)
 		return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 	loop_busy = 1;
 	for (;;) {
@@ -109,7 +156,7 @@ static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_
 		mc_prep_read(&body[1], in, rbuf, bs);
 		mc_set_check(&body[1]);
 		body[1].result = n;
-		r = mc_run_loop(loop_ctx, body, 2, &loop, &iterations);
+		r = mc_run_loop(ctx, body, 2, &loop, &iterations);
 		if (r < 0) { /* refused before running anything */
 			loop_busy = 0;
 			return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);

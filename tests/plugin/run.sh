@@ -81,6 +81,32 @@ verify() {
 # NAME.verify (original, candidate).
 crossings() { grep '^  crossings' "$1.verify" | awk '{print $2, $3}'; }
 
+# The first multi-call of a fused copy (copy_sc, in a check directory):
+# what it crosses from the program's open of its output to its exit,
+# under strace. The loop was priced from the calibration and the gate
+# finds two regular files, so the fusion rule is decided: no calibration
+# read, no machine identity, no /dev/multicall, no io_uring, no malloc.
+# What is left (947200 B, 4 KiB blocks): the program's read; the gate
+# (fstat, lseek, fstat); the context's mmap; the program's first write;
+# the engine's full read, the probes (statx, fstatfs, statx) and the
+# lseek that takes that read back; an lseek on the output (64 KiB
+# alignment) and 2 copy_file_range, the second ending inside the last
+# block (947200 is not a multiple of 4096); that block finished for real
+# (lseek, read, the pread that refills the buffer, the read of 0) — 18.
+# A probe that comes back fails here.
+first_context_crossings() {
+  local max=18 n probes='^[0-9]+ +(openat|uname|ioctl|io_uring_[a-z]+|futex|brk|getrandom)\('
+  strace -f -qq -o first.strace ./copy_sc "$T/in.947200" out_first
+  cmp -s "$T/in.947200" out_first || fail "$name: first context: wrong output"
+  sed -n '/ \(creat\|openat\)(.*out_first"/,$p' first.strace | tail -n +2 | grep -v '+++ exited\|exit_group' > first.calls || true
+  grep -q copy_file_range first.calls || fail "$name: first context: the copy was not fused: $(cat first.calls)"
+  ! grep -Eq "$probes" first.calls ||
+    fail "$name: first context: a probe, the calibration or malloc: $(grep -E "$probes" first.calls)"
+  n=$(wc -l < first.calls)
+  echo "plugin test: $name: the first multi-call of a fused copy crosses $n times (at most $max)"
+  [ "$n" -le "$max" ] || fail "$name: the first multi-call crosses $n times, more than $max: $(cut -c1-60 first.calls)"
+}
+
 # check PROGRAM.c [CC-OPTIONS]: builds it both ways, then runs every case.
 check() {
   local src=$1 name opts=${2:-}
@@ -164,6 +190,7 @@ check() {
     strace -f -qq -e trace=openat,statx,copy_file_range -o short.strace ./copy_sc "$T/in.4097" out_sc
     ! grep -q 'copy_file_range\|statx\|multicall-calibration' short.strace ||
       fail "$name: a short copy made a context or probed: $(cat short.strace)"
+    first_context_crossings
   fi
 }
 
