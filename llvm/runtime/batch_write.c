@@ -27,7 +27,8 @@
  * pipe or socket splits and blocks differently: a write of at most
  * PIPE_BUF bytes is atomic, a writev is not), a failed fstat (EBADF: the
  * first real write fails as it would have), a count of 0 or above what one
- * writev of two blocks may carry, fewer than two iterations, and every
+ * writev of two blocks may carry, fewer than three iterations (an fstat
+ * and one writev would cross as often as they), and every
  * loop under MULTICALL_BACKEND=direct (syscluster verify injects faults
  * into the K-th write the source issues).  The fstat and the writev are
  * made only through the C library's wrappers: a signal handler or another
@@ -62,7 +63,7 @@ long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned
 	unsigned long per_call, i;
 
 	*done = 0;
-	if (n == 0 || n > MAX_RW / 2 || iterations < 2 || (backend && strcmp(backend, "direct") == 0))
+	if (n == 0 || n > MAX_RW / 2 || iterations < 3 || (backend && strcmp(backend, "direct") == 0))
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		errno = saved;
