@@ -70,6 +70,8 @@ long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned
 		return -1;
 	}
 	per_call = MAX_RW / n < IOV_MAX ? MAX_RW / n : IOV_MAX;
+	if (per_call > iterations)
+		per_call = iterations;
 	for (i = 0; i < per_call; i++) {
 		iov[i].iov_base = (void *)buf;
 		iov[i].iov_len = n;
