@@ -50,9 +50,9 @@ struct BatchLoop {
   // is made (Entry, or a block on the edge from Entry to H when Entry
   // branches elsewhere too: clang's guard of a rotated loop).
   BasicBlock *Entry = nullptr, *Pre = nullptr, *H = nullptr, *Latch = nullptr, *Exit = nullptr;
-  const SCEV *Backedges = nullptr;  // times the latch goes back: the trip count less one
-  std::string Check;                // how the write is checked, in words
-  SmallVector<Value *, 3> Invariant; // fd, buf, n as Pre's end has them (loads to make there: null)
+  BasicBlock *Handler = nullptr;   // where the write's check leaves the loop, if it is checked
+  const SCEV *Backedges = nullptr; // times the latch goes back: the trip count less one
+  std::string Check;               // how the write is checked, in words
 };
 
 /// Whether the value V of the loop is the same in every iteration, and how
@@ -132,6 +132,7 @@ std::optional<Refusal> writeCheck(const SyscallSite &W, BatchLoop &B, const Data
       return Refusal{"safety", "the write's check leads to code that returns (" + at(Out->getFirstNonPHI()) +
                                    "): a handler that does not return is needed (exit, abort, err, a noreturn "
                                    "function)"};
+    B.Handler = Out;
     if (isShortExit(Br, Next, W, DL))
       B.Check = "checked: a short write or a failure calls its handler";
     else if (isFailureExit(Br, Next, W))
@@ -205,6 +206,21 @@ std::optional<Refusal> checkBatchLoop(const Site &S, FunctionAnalysisManager &FA
     return Refusal{"linearity", "a value carried from one iteration to the next (" + describe(&P) +
                                     ") is neither an induction variable nor the same in every iteration"};
   }
+  // The loop's values reach the code after it only through the phis of
+  // its exit (computed below for a loop the batches did whole), or on the
+  // handler's way, which goes through the loop as before.
+  for (BasicBlock *BB : B.L->blocks())
+    for (Instruction &I : *BB)
+      for (const Use &U : I.uses()) {
+        auto *UI = cast<Instruction>(U.getUser());
+        auto *PN = dyn_cast<PHINode>(UI);
+        BasicBlock *UB = PN ? PN->getIncomingBlock(U) : UI->getParent();
+        if (B.L->contains(UB) || (PN && PN->getParent() == B.Exit && UB == B.Latch) ||
+            (B.Handler && DT.dominates(B.Handler, UB)))
+          continue;
+        return Refusal{"linearity", "a value of the loop (" + describe(&I) + ") is used after it by " +
+                                        describe(UI) + ", not through the loop's exit"};
+      }
   for (PHINode &P : B.Exit->phis()) {
     Value *V = P.getIncomingValueForBlock(B.Latch);
     auto *I = dyn_cast<Instruction>(V);

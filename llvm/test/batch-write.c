@@ -112,3 +112,13 @@ int returns(int fd, const char *buf, int k)
     return 0;
 }
 // CHECK: remark: plan cluster #{{[0-9]+}} (batch-writes): the loop of write at batch-write.c:[[@LINE-4]] is left as it is: safety: the write's check leads to code that returns
+
+// Refused: the write's result is what the loop leaves.
+long last(int fd, const char *buf, int k)
+{
+    long r = 0;
+    for (int x = 0; x < k; x++)
+        r = write(fd, buf, 512); // sc: write last
+    return r;
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (batch-writes): the loop of write at batch-write.c:[[@LINE-3]] is left as it is: linearity: the loop leaves a value (call to write at batch-write.c:[[@LINE-3]]) that is not an induction variable to the code after it
