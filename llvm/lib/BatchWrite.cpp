@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
 
+#include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
@@ -53,7 +54,31 @@ struct BatchLoop {
   BasicBlock *Handler = nullptr;   // where the write's check leaves the loop, if it is checked
   const SCEV *Backedges = nullptr; // times the latch goes back: the trip count less one
   std::string Check;               // how the write is checked, in words
+  std::string Bound;               // the bound read once in front of the loop, in words, if one was
 };
+
+/// The load of the loop's bound in its latch's test (`x < reserved_sectors`,
+/// a global read in every iteration), where it can be read once before
+/// the loop instead: memory nothing in the loop writes (the loop has no
+/// store, the write writes no user memory), at an address from before the
+/// loop that may be read there (dereferenceable).
+LoadInst *hoistableBound(const BatchLoop &B, const SyscallSite &W, AAResults &AA, DominatorTree &DT) {
+  auto *Br = dyn_cast<BranchInst>(B.Latch->getTerminator());
+  auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition()) : nullptr;
+  if (!Cmp)
+    return nullptr;
+  for (Value *Op : Cmp->operands()) {
+    auto *LI = dyn_cast<LoadInst>(Op);
+    auto *Ptr = LI ? dyn_cast<Instruction>(LI->getPointerOperand()) : nullptr;
+    if (!LI || !B.L->contains(LI) || !LI->isSimple() || isErrno(LI->getPointerOperand()) ||
+        (Ptr && B.L->contains(Ptr)) || mayWrite(W, MemoryLocation::get(LI), AA) ||
+        !isDereferenceableAndAlignedPointer(LI->getPointerOperand(), LI->getType(), LI->getAlign(),
+                                            LI->getDataLayout(), B.Entry->getTerminator(), nullptr, &DT))
+      continue;
+    return LI;
+  }
+  return nullptr;
+}
 
 /// Whether the value V of the loop is the same in every iteration, and how
 /// to have it at the end of Pre: a value from before the loop, a cast of
@@ -193,10 +218,6 @@ std::optional<Refusal> checkBatchLoop(const Site &S, FunctionAnalysisManager &FA
                                             " is not the same in every iteration (or comes from memory the "
                                             "loop may write)"};
   ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
-  B.Backedges = SE.getExitCount(B.L, B.Latch);
-  if (isa<SCEVCouldNotCompute>(B.Backedges) || !B.Backedges->getType()->isIntegerTy() ||
-      B.Backedges->getType()->getIntegerBitWidth() > 64)
-    return Refusal{"linearity", "the loop's trip count is not known when it starts (scalar evolution)"};
   for (PHINode &P : B.H->phis()) {
     auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(&P));
     if (AR && AR->getLoop() == B.L && AR->isAffine() && P.getType()->isIntegerTy())
@@ -231,6 +252,35 @@ std::optional<Refusal> checkBatchLoop(const Site &S, FunctionAnalysisManager &FA
       return Refusal{"linearity", "the loop leaves a value (" + describe(I) +
                                       ") that is not an induction variable to the code after it"};
   }
+  // The trip count, last: a bound the loop reads in every iteration from
+  // memory it does not write is read once in front of it (LICM), and put
+  // back if scalar evolution still cannot count the iterations.
+  auto Count = [&]() -> const SCEV * {
+    const SCEV *C = FAM.getResult<ScalarEvolutionAnalysis>(F).getExitCount(B.L, B.Latch);
+    return isa<SCEVCouldNotCompute>(C) || !C->getType()->isIntegerTy() || C->getType()->getIntegerBitWidth() > 64
+               ? nullptr
+               : C;
+  };
+  auto ForgetCounts = [&] {
+    PreservedAnalyses PA = PreservedAnalyses::all();
+    PA.abandon<ScalarEvolutionAnalysis>();
+    FAM.invalidate(F, PA);
+  };
+  B.Backedges = Count();
+  if (LoadInst *Bound = B.Backedges ? nullptr : hoistableBound(B, S.S, AA, DT)) {
+    Instruction *Next = Bound->getNextNode();
+    Bound->moveBefore(B.Entry->getTerminator());
+    ForgetCounts();
+    B.Backedges = Count();
+    if (B.Backedges) {
+      B.Bound = describe(Bound);
+    } else {
+      Bound->moveBefore(Next);
+      ForgetCounts();
+    }
+  }
+  if (!B.Backedges)
+    return Refusal{"linearity", "the loop's trip count is not known when it starts (scalar evolution)"};
   return std::nullopt;
 }
 } // namespace
@@ -250,6 +300,9 @@ bool ClusterPass::applyBatchWrite(const Site &S, const std::string &Name) {
   if (B.Entry->getTerminator()->getNumSuccessors() != 1)
     B.Pre = SplitEdge(B.Entry, B.H, &FAM.getResult<DominatorTreeAnalysis>(F), &FAM.getResult<LoopAnalysis>(F));
   std::string Msg = Name + ": the loop of " + describe(S) + " (" + B.Check +
+                    (B.Bound.empty() ? std::string()
+                                     : "; its bound, " + B.Bound + ", read once in front of it: the loop "
+                                       "does not write it") +
                     ") is written in batches: __syscluster_batch_write writes its iterations with writev, up to "
                     "1024 blocks per call, into a regular file (anything else: the loop as written); a batch cut "
                     "short gives the loop back at the first iteration not done, a block written in part as "

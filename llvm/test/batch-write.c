@@ -40,6 +40,27 @@ void reserved(int n)
 // IR: call i64 @write(
 // IR: phi i64 [ [[PEND]], %{{[0-9]+}} ], [ %{{[0-9]+}}, %{{[0-9]+}} ]
 
+// mkfs.fat's other loop: the bound a global read in every iteration,
+// which the loop does not write: read once in front of it.
+static int reserved_sectors;
+void set_reserved(int n) { reserved_sectors = n; }
+void reserved_global(void)
+{
+    for (int x = 0; x < reserved_sectors; ++x) {
+        int size = sector_size;
+        if (write(dev, blank, size) != size) // sc: write reserved_global
+            die("failed whilst writing %s", "reserved sector");
+    }
+}
+// CHECK: remark: plan cluster #{{[0-9]+}} (batch-writes): the loop of write at batch-write.c:[[@LINE-4]] (checked: a short write or a failure calls its handler; its bound, load at batch-write.c:[[@LINE-6]], read once in front of it: the loop does not write it) is written in batches
+// IR-LABEL: define {{.*}} @reserved_global(
+// The guard's load, then the bound's, moved in front of the loop.
+// IR: load i32, ptr @reserved_sectors
+// IR: [[BOUND:%[0-9]+]] = load i32, ptr @reserved_sectors
+// IR-NEXT: br i1
+// IR: call i64 @__syscluster_batch_write(
+// IR: icmp slt i32 %{{[0-9]+}}, [[BOUND]]
+
 // Unchecked, arguments of the function, the index used after the loop.
 int unchecked(int fd, const char *buf, long k)
 {
