@@ -383,11 +383,12 @@ fn batch(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
             None => (cost.crossing().min(per.ns), Basis::CrossingOnly),
         };
         // Each run of the loop (a write that follows no write of this node)
-        // asks what the descriptor is (one fstat) and makes at least one
-        // writev.
+        // asks what the descriptor is (one fstat: glibc's is newfstatat on
+        // the descriptor) and makes at least one writev.
         let runs = n.count.saturating_sub(w).max(1);
         let writevs = w.div_ceil(BATCH_BLOCKS) + runs;
-        let stat = calibrated_or(cost, "fstat", "file", 0, Priced { ns: cost.crossing(), basis: Basis::CrossingOnly });
+        let stat =
+            calibrated_or(cost, "newfstatat", "fd", 0, Priced { ns: cost.crossing(), basis: Basis::CrossingOnly });
         let fd = n.key.fd.map_or("fd".to_string(), |fd| fd.to_string());
         out.push(Finding {
             rule: &BATCH,
