@@ -81,11 +81,12 @@ test-install:
 
 # The compiler plugin: lit + FileCheck (llvm/test), then the copy programs
 # built with `syscluster cc` against the plain build, under faults
-# (tests/plugin/run.sh).
+# (tests/plugin/run.sh, seek_read.sh, batch_write.sh).
 test-llvm:
 	$(MAKE) -C llvm test
 	BIN=$(CURDIR)/$(BIN) tests/plugin/run.sh
 	BIN=$(CURDIR)/$(BIN) tests/plugin/seek_read.sh
+	BIN=$(CURDIR)/$(BIN) tests/plugin/batch_write.sh
 
 # multicall.ko in a QEMU guest running Debian's stock kernel (docs/KMOD.md).
 test-kmod:

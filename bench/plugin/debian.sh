@@ -15,7 +15,12 @@
 # the pread runtime (the descriptor is io.c's own global:
 # llvm/lib/SeekRead.cpp), which runs it as written there (io.c's descriptor
 # is not close-on-exec: docs/COMPILER.md), compared under injected faults,
-# on a truncated image and in a repair; pax (its own Build.sh; no test
+# on a truncated image and in a repair; mkfs.fat (the same package: its
+# source cache), recorded making a 1 GiB FAT32 image (a fixed volume id,
+# --invariant), whose loop of checked 512-byte writes the plugin writes in
+# writev batches (advise's batch-writes: llvm/lib/BatchWrite.cpp): the
+# images of both builds compared byte for byte, fresh (-C) and under
+# faults (injected by verify, and a full tmpfs); pax (its own Build.sh; no test
 # suite), recorded copying a tree (`pax -rw`, 5.6 MB in 16 files), compared
 # by `syscluster verify` (the copied tree, also under injected faults) and
 # timed side by side with the plain build.
@@ -25,7 +30,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${BIN:-$ROOT/target/release/syscluster}
 CLANG=${SYSCLUSTER_CLANG:-clang-19}
 PKG=${1:-gzip}
-CACHE=$ROOT/build/debian-src/$PKG
+SRCPKG=$PKG
+[ "$PKG" != mkfs.fat ] || SRCPKG=dosfstools
+CACHE=$ROOT/build/debian-src/$SRCPKG
 W=$(mktemp -d "${TMPDIR:-/tmp}/sc-debian.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 say() { echo "debian $PKG: $*" >&2; }
@@ -38,15 +45,16 @@ case $PKG in
   ncompress) PROG=compress; RUN=(-c input); CONFIGURE=0 ;;
   dosfstools) PROG=src/fsck.fat; RUN=(-n -v img); CONFIGURE=1 ;;
   pax) PROG=pax; RUN=(-rw tree dst); CONFIGURE=buildsh ;;
-  *) fail "unknown package (gzip, ncompress, dosfstools, pax): how it builds is not known here" ;;
+  mkfs.fat) PROG=src/mkfs.fat; RUN=(-i 12345678 --invariant -F 32 img); CONFIGURE=1 ;;
+  *) fail "unknown package (gzip, ncompress, dosfstools, mkfs.fat, pax): how it builds is not known here" ;;
 esac
 
 # The source, once.
 if [ ! -f "$CACHE/.complete" ]; then
   command -v dpkg-source > /dev/null || fail "dpkg-source is missing: scripts/install-deps.sh --bench"
   rm -rf "$CACHE" && mkdir -p "$CACHE"
-  (cd "$CACHE" && apt-get source -qq "$PKG" > apt.log 2>&1) ||
-    fail "apt-get source $PKG failed (no deb-src line? scripts/install-deps.sh --bench adds it): $(tail -3 "$CACHE/apt.log")"
+  (cd "$CACHE" && apt-get source -qq "$SRCPKG" > apt.log 2>&1) ||
+    fail "apt-get source $SRCPKG failed (no deb-src line? scripts/install-deps.sh --bench adds it): $(tail -3 "$CACHE/apt.log")"
   touch "$CACHE/.complete"
 fi
 SRC=$(find "$CACHE" -mindepth 1 -maxdepth 1 -type d | head -1)
@@ -97,6 +105,8 @@ for i in range(1, 9):
     open(f"tree/f{i}", "wb").write(r.randbytes(i * 300000))
     open(f"tree/sub/g{i}", "wb").write(r.randbytes(i * 50000))'
 fi
+# mkfs.fat: a 1 GiB image file (sparse), made again by every run.
+[ "$PKG" != mkfs.fat ] || truncate -s 1G img
 "$BIN" record -q -o prof.json -- plain/$PROG "${RUN[@]}" > /dev/null
 "$BIN" advise -q prof.json --plan-out plan.json > advice.txt
 say "plan: $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["clusters"]))' plan.json) clusters from the recorded run (advise: $(grep -m1 '^#1 ' advice.txt || echo 'no recommendation'))"
@@ -177,6 +187,42 @@ elif [ "$PKG" = dosfstools ]; then
   done
   cmp -s cut-plain cut-sc || fail "fsck.fat -n -v of a truncated image: the two builds differ: $(diff cut-plain cut-sc | head -5)"
   say "fsck.fat -n -v: the same report, status and files under 6 runs (none, EIO, short, EINVAL, EINTR injected) and on a truncated image; fsck.fat -a of a damaged image: the same repair"
+elif [ "$PKG" = mkfs.fat ]; then
+  grep -q "is written in batches" remarks/*.opt.yaml || fail "the pass batched no loop of mkfs.fat"
+  # The 1 GiB FAT32 image of the recorded command, and fresh files (-C)
+  # of 1 GiB and 64 MiB (FAT16), byte for byte, with the same report.
+  for v in plain sc; do
+    truncate -s 0 img && truncate -s 1G img
+    "$v/$PROG" "${RUN[@]}" > "$v.report" 2>&1 && cp --sparse=always img "$v.img"
+    for c in "-F 32 new.img 1048576" "-F 16 new.img 65536"; do
+      rm -f new.img
+      # shellcheck disable=SC2086
+      "$v/$PROG" -C -i 12345678 --invariant $c >> "$v.report" 2>&1 && cmp -s new.img "$v.img" && echo same >> "$v.report"
+      sha256sum new.img >> "$v.report"
+    done
+  done
+  cmp -s plain.img sc.img || fail "mkfs.fat: the two builds make different images"
+  cmp -s plain.report sc.report || fail "mkfs.fat: the two builds differ: $(diff plain.report sc.report | head -5)"
+  rm -f new.img plain.img sc.img
+  # Faults in the K-th write as the source issues it (syscluster verify:
+  # the batch runs write by write there), on a 64 MiB FAT16 image in
+  # verify's scratch directory; and a tmpfs of 64 KiB, which fills in the
+  # middle of the first FAT's batch (root).
+  mkdir -p empty
+  mk=(-C -i 12345678 --invariant -F 16 new.img 65536)
+  for fault in none write:EIO@20 write:ENOSPC@150 write:short@100 write:EINTR@60; do
+    inject=(); [ $fault = none ] || inject=(--inject "$fault")
+    count=(--no-count); [ $fault = none ] || count=()
+    "$BIN" verify "${count[@]}" --dir empty "${inject[@]}" -- "$W/plain/$PROG" "${mk[@]}" ::: "$W/sc/$PROG" "${mk[@]}" \
+      > "verify-$fault.txt" 2>&1 || fail "mkfs.fat $fault: the two builds differ: $(cat "verify-$fault.txt")"
+  done
+  faults="none, EIO, ENOSPC, short, EINTR injected"
+  if [ "$(id -u)" -eq 0 ]; then
+    "$BIN" verify --no-count --dir empty --fs-limit 64K -- "$W/plain/$PROG" "${mk[@]}" ::: "$W/sc/$PROG" "${mk[@]}" \
+      > verify-enospc.txt 2>&1 || fail "mkfs.fat on a full tmpfs: the two builds differ: $(cat verify-enospc.txt)"
+    faults="$faults; a full 64 KiB tmpfs"
+  fi
+  say "mkfs.fat: the same 1 GiB FAT32 image, report and status; fresh images (-C, FAT32 and FAT16) the same; under faults ($faults) the same"
 else
   # Behaviour: the same compressed bytes, the input back.
   for v in plain sc; do

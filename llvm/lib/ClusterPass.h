@@ -15,6 +15,9 @@
 //   SeekRead.cpp    lseek + read as one pread, the file position kept pending
 //   Interchange.cpp stores between a region's calls moved past the later
 //                   calls (§3.3.1)
+//   BatchWrite.cpp  a loop of one write with the same arguments → its
+//                   iterations in writev batches, the loop resuming after
+//                   a batch cut short
 //
 //===----------------------------------------------------------------------===//
 #ifndef SYSCLUSTER_CLUSTERPASS_H
@@ -179,6 +182,7 @@ private:
                                    std::string &Estimate);
   bool applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
                             uint64_t Blocks);
+  bool applyBatchWrite(const Site &S, const std::string &Name);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

@@ -15,7 +15,10 @@
 //    first (fig. 6), error checks to handlers that do not return made
 //    checked calls (§3.3.2), and replaces each by one mc_run with result
 //    references (fig. 7) when it proves the replacement and the
-//    calibration says it gains.
+//    calibration says it gains;
+//  - puts a loop of one write with the same arguments in every iteration
+//    in writev batches (advise's batch-writes), the loop resuming after a
+//    batch cut short.
 // Anything else stays as it was, with a remark saying why.
 //
 //===----------------------------------------------------------------------===//
@@ -236,6 +239,18 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
   }
   if (Stale || Matched.empty())
     return;
+
+  // A loop of one write (advise's batch-writes): its iterations in writev
+  // batches (BatchWrite.cpp).
+  if (C.Rule == "batch-writes") {
+    for (const Site *S : Matched)
+      if (S->S.Name == "write" && !Replaced.count(S->S.Call) && applyBatchWrite(*S, Name)) {
+        Replaced[S->S.Call] = {S->S.Call, C.Id};
+        Changed.insert(S->S.Call->getFunction());
+        FAM.invalidate(*S->S.Call->getFunction(), PreservedAnalyses::none());
+      }
+    return;
+  }
 
   // The write→read pairs of a copy cluster: after loop rotation (§3.3.3) a
   // write followed by the next iteration's read.

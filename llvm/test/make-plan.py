@@ -7,7 +7,7 @@ each group: `// sc: CALL FUNCTION @GROUP` puts locations of several
 functions (and of several SOURCEs: a helper's other translation unit) in
 one cluster.
 
-    make-plan.py SOURCE... [--calls read,write] [--shape loop] [--function main]
+    make-plan.py SOURCE... [--calls read,write] [--shape loop] [--function main] [--rule copy-offload]
                  [--hash [--no-function-hash] | --bad-hash] [--bad-function-hash] [--no-lines] [--count N] [--arg read.count=4096] > PLAN
 """
 import argparse
@@ -123,6 +123,7 @@ def main():
     ap.add_argument("--calls", default="read,write")
     ap.add_argument("--shape", default="loop")
     ap.add_argument("--function", default="main")
+    ap.add_argument("--rule", default="copy-offload", help="the clusters' rule (batch-writes: a loop of one write)")
     ap.add_argument("--hash", action="store_true", help="add each line's source_hash")
     ap.add_argument("--bad-hash", action="store_true", help="add a source_hash that does not match")
     ap.add_argument("--no-function-hash", action="store_true",
@@ -144,7 +145,8 @@ def main():
         for c in calls:
             if c["syscall"] == call:
                 c["args"][name] = int(value)
-    clusters = [{"id": i, "rule": "copy-offload", "mechanism": "copy_file_range",
+    mechanism = {"batch-writes": "writev-batch"}.get(a.rule, "copy_file_range")
+    clusters = [{"id": i, "rule": a.rule, "mechanism": mechanism,
                  "shape": a.shape, "calls": calls, "locations": locs}
                 for i, locs in enumerate(by_function.values(), 1)]
     version = 1 if a.no_function_hash or not (a.hash or a.bad_function_hash) else 2

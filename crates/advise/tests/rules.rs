@@ -228,8 +228,67 @@ fn coalesce_writes_on_short_writes_with_exact_saving() {
 
 #[test]
 fn no_coalescing_of_large_or_few_writes() {
-    assert!(run(&short_writes(1000, 4096)).recommendations.is_empty(), "4 KiB writes are not short");
+    // 4 KiB writes are not short: the loop of one block is batch-writes'.
+    assert_eq!(rules(&run(&short_writes(1000, 4096))), set(&["batch-writes"]), "4 KiB writes are not short");
     assert!(run(&short_writes(20, 8)).recommendations.is_empty(), "20 writes are too few");
+}
+
+#[test]
+fn batch_writes_for_a_loop_of_one_block_priced_per_crossing_avoided() {
+    let p = short_writes(1000, 4096);
+    let a = run(&p);
+    let r = rec(&a, "batch-writes");
+    assert_eq!(r.labels, ["write(3)"]);
+    assert_eq!(r.mechanism, "writev-batch");
+    assert!(r.applicable_here && r.how.contains("syscluster cc --plan"), "{}", r.how);
+    // 999 writes after a write at 3 µs each; the calibrated line's fixed
+    // work (1.7 µs, crossing included) goes for all but 2 writevs (999
+    // blocks in one, plus the run's last), and the run adds an fstat
+    // (newfstatat on a descriptor: 450 ns calibrated).
+    assert_eq!(r.saving.calls_before, 999);
+    assert_eq!(r.saving.calls_after, 3);
+    assert_eq!(r.saving.crossings_removed, 996);
+    let want = 999.0 * 1700.0 - 2.0 * 1700.0 - 450.0;
+    assert!((r.saving.ns - want).abs() < 1e-6, "{} != {want}", r.saving.ns);
+    assert!(r.evidence.iter().any(|e| matches!(e, Evidence::Value { arg, value: 4096, .. } if arg == "count")));
+    assert_eq!(r.parameters["size"], "4096");
+    assert_eq!(r.parameters["batch"], "1024");
+    // The plan: one call, its constant descriptor and count, the loop's site.
+    let plan = syscluster_advise::plan::from_advice(&a, &p);
+    let c = plan.clusters.iter().find(|c| c.rule == "batch-writes").unwrap();
+    assert_eq!((c.shape.as_str(), c.mechanism.as_str()), ("run", "writev-batch"));
+    assert_eq!(c.calls.len(), 1);
+    assert_eq!((c.calls[0].syscall.as_str(), c.calls[0].fd), ("write", Some(3)));
+    assert_eq!(c.calls[0].args.get("count"), Some(&4096));
+    assert_eq!(c.locations.iter().map(|l| l.line.unwrap()).collect::<Vec<_>>(), [14]);
+}
+
+#[test]
+fn no_batch_writes_where_the_value_profile_does_not_show_one_block() {
+    // Counts that vary: half the writes 4 KiB, half 8 KiB.
+    let mut s = Sim::new();
+    s.at(0x1010).open("/tmp/out", 3);
+    s.at(0x1040);
+    for i in 0..1000 {
+        let n = if i % 2 == 0 { 4096 } else { 8192 };
+        s.call("write", &[3, 0x5000, n], n);
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("batch-writes"), "{:?}", rules(&a));
+    // No value profile at all: nothing on a hunch.
+    let a = run(&as_aggregate(short_writes(1000, 4096)));
+    assert!(!rules(&a).contains("batch-writes"), "{:?}", rules(&a));
+    // A pipe: a writev splits it differently from the writes.
+    let mut s = Sim::new();
+    s.at(0x1010).call("pipe2", &[0x6000, 0], 0);
+    s.at(0x1040);
+    for _ in 0..1000 {
+        s.call("write", &[4, 0x5000, 4096], 4096);
+    }
+    let a = run(&s.finish());
+    assert!(!rules(&a).contains("batch-writes"), "{:?}", rules(&a));
+    // Writes under 512 B are coalesce-writes'.
+    assert!(!rules(&run(&short_writes(1000, 8))).contains("batch-writes"));
 }
 
 fn seek_reads(n: i64, whence: i64, offset_step: i64) -> Profile {

@@ -120,6 +120,11 @@ fn refusal(c: &Cluster) -> Option<String> {
              a cached answer could be stale"
         }
         "pwrite" => "the runtime does not apply pwrite (only pread): it needs a source change",
+        "writev-batch" => {
+            "a loop's writes of one block are batched where the program is rebuilt (`syscluster cc --plan`: \
+             the loop gives its iterations to writev); an unmodified binary's are coalesced by \
+             `syscluster run --coalesce-writes BYTES` with BYTES above the block size"
+        }
         _ => "this runtime does not know the mechanism",
     };
     Some(why.to_string())
@@ -347,6 +352,7 @@ mod tests {
                 ("copy-offload", "copy_file_range", &[("read", 0, 4333), ("write", 1, 4318)], ""),
                 ("sendmmsg", "read + sendmmsg (batch_send)", &[("read", 0, 4541), ("sendto", 44, 4521)], ""),
                 ("new-rule", "frobnicate", &[("read", 0, 4600)], ""),
+                ("batch-writes", "writev-batch", &[("write", 1, 4610)], ""),
             ],
         );
         let out = decide(&p, 512);
@@ -374,10 +380,12 @@ mod tests {
             "plan cluster #5 copy-offload (p.c:33, p.c:18) is not applied: ",
             "plan cluster #6 sendmmsg (p.c:41, p.c:21) is not applied: each sendto's result",
             "plan cluster #7 new-rule (p.c:0) is not applied: this runtime does not know the mechanism",
+            "plan cluster #8 batch-writes (p.c:10) is not applied: a loop's writes of one block are batched where \
+             the program is rebuilt (`syscluster cc --plan`",
         ] {
             assert!(refused.contains(want), "missing {want:?} in\n{refused}");
         }
-        assert_eq!(out.refused.len(), 4);
+        assert_eq!(out.refused.len(), 5);
     }
 
     #[test]

@@ -46,6 +46,21 @@ the file: a read, seek, fsync, fork, exec or exit. For unmodified binaries writi
     after: "static char buf[{buffer}];\nstatic size_t len;\nfor (…) {\n    if (len + {size} > sizeof buf) {\n        write({fd}, buf, len);            /* one call per {buffer_text} */\n        len = 0;\n    }\n    memcpy(buf + len, rec, {size});\n    len += {size};\n}\nwrite({fd}, buf, len);                    /* and before any read, seek, fsync, fork, exec or exit */\n/* unmodified binary: syscluster run --coalesce-writes -- CMD */",
 };
 
+pub static BATCH: Rule = Rule {
+    id: "batch-writes",
+    title: "Write a loop's repeated block with writev batches",
+    mechanism: "writev-batch",
+    explanation: "A loop writes the same block to the same file again and again (one write of the same \
+descriptor, buffer and count per iteration: clearing sectors, padding an image), one crossing and one \
+run of the write path per block. writev takes up to IOV_MAX (1024) buffers, and they may all be the \
+same one: a batch of blocks is one crossing, written at the same offsets, the file position moving as \
+far. Where a batch stops early the loop goes on from the first block not written, so a failing or \
+short write still reaches the program's own check with its result and errno. `syscluster cc --plan` \
+makes the rewrite (the plan's batch-writes cluster) when the loop's body is that one checked write.",
+    before: "for (i = 0; i < k; i++)\n    if (write({fd}, block, {size}) != {size})      /* {count} calls */\n        die(\"write\");",
+    after: "struct iovec iov[IOV_MAX];                  /* each: block, {size} */\nfor (i = 0; i < k; i += m) {\n    m = k - i < IOV_MAX ? k - i : IOV_MAX;\n    r = writev({fd}, iov, m);             /* one crossing per {batch} blocks */\n    if (r != m * {size}) /* the loop as written from block i + r / {size} */;\n}\n/* or: syscluster cc --plan PLAN */",
+};
+
 pub static COPY_OFFLOAD: Rule = Rule {
     id: "copy-offload",
     title: "Let the kernel copy: copy_file_range, sendfile or splice",
@@ -114,6 +129,7 @@ the saving shown is an upper bound: the cost of all these calls.",
 pub fn find(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
     seek_then_transfer(f, cost, out);
     coalesce(f, cost, out);
+    batch(f, cost, out);
     copy_loops(f, cost, out);
     file_to_socket(f, cost, out);
     reopen(f, cost, out);
@@ -320,6 +336,107 @@ fn coalesce(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
         });
     }
 }
+
+/// The blocks one writev of the batch-writes rewrite carries (IOV_MAX).
+pub const BATCH_BLOCKS: u64 = 1024;
+
+/// A loop of one write into a regular file: the same descriptor and the
+/// same count (the value profile's, in nearly every call: a constant the
+/// loop repeats) call after call (the write → write self-edge). Writes
+/// under `SMALL_WRITE` are coalesce-writes' own; blocks of the coalescing
+/// buffer's size or more are large already.
+fn batch(f: &Facts, cost: &CostModel, out: &mut Vec<Finding>) {
+    for n in &f.p.nodes {
+        if n.syscall != "write" {
+            continue;
+        }
+        let w = f.weight(n.id, n.id);
+        let one_fd = n.key.has_descriptor() || f.dominant("write", "fd").is_some_and(|(_, s, _)| s >= BATCH_SHARE);
+        // Without a value profile, or with counts that vary: nothing.
+        let Some((size, share, _)) = f.dominant("write", "count") else {
+            continue;
+        };
+        // Blocks of the coalescing buffer's size or more are large writes
+        // already: the fixed work of a call is a small part of each.
+        if !one_fd
+            || !f.big_enough(w, w)
+            || share < BATCH_SHARE
+            || size < crate::SMALL_WRITE as i64
+            || size >= f.opts.coalesce_buffer as i64
+        {
+            continue;
+        }
+        // A regular file: a writev of a pipe or socket splits differently.
+        if f.kind_of(n.id) != "file" || f.made_without_libc(n.id) {
+            continue;
+        }
+        let size = size as u64;
+        let mut evidence = vec![edge_evidence(f, n.id, n.id)];
+        evidence.extend(value_evidence(f, "write", "count"));
+        evidence.extend(f.io_of(n.id).map(io_evidence));
+        evidence.extend(f.placement_evidence(&[n.id]));
+        let per = cost.node_call(n.id, "write", "file", size);
+        // What a write costs whatever its size (crossing included), from the
+        // calibration's line; else the crossing alone.
+        let (fixed, basis) = match cost.program_line("write", "file", size, per) {
+            Some(l) => (l.fixed_ns.min(per.ns), Basis::Calibrated),
+            None => (cost.crossing().min(per.ns), Basis::CrossingOnly),
+        };
+        // Each run of the loop (a write that follows no write of this node)
+        // asks what the descriptor is (one fstat: glibc's is newfstatat on
+        // the descriptor) and makes at least one writev.
+        let runs = n.count.saturating_sub(w).max(1);
+        let writevs = w.div_ceil(BATCH_BLOCKS) + runs;
+        let stat =
+            calibrated_or(cost, "newfstatat", "fd", 0, Priced { ns: cost.crossing(), basis: Basis::CrossingOnly });
+        let fd = n.key.fd.map_or("fd".to_string(), |fd| fd.to_string());
+        out.push(Finding {
+            rule: &BATCH,
+            nodes: vec![n.id],
+            vars: vec![
+                ("fd", fd),
+                ("size", size.to_string()),
+                ("count", count(n.count)),
+                ("batch", BATCH_BLOCKS.to_string()),
+            ],
+            specifics: format!(
+                "Here {} wrote {} times, {} times right after itself, {} B in {} of the writes{}.",
+                f.label(n.id),
+                count(n.count),
+                count(w),
+                size,
+                pct(share),
+                f.io_of(n.id).map_or(String::new(), |io| format!(", to {} ({})", io.path, io.kind))
+            ),
+            evidence,
+            saving: Estimate {
+                before: vec![Part::new(w as f64, per)],
+                after: vec![
+                    // The blocks' own work stays; their fixed work goes.
+                    Part::units(w as f64, Priced { ns: per.ns - fixed, basis }, 0.0),
+                    Part::new(writevs as f64, Priced { ns: fixed, basis }),
+                    Part::new(runs as f64, stat),
+                ],
+                crossings_removed: w.saturating_sub(writevs + runs),
+                upper_bound: false,
+                assumes: format!(
+                    "the {} consecutive writes go in writevs of up to {} blocks: one crossing and one write's fixed work per writev, the blocks' own work as before; {} runs of the loop (writes that follow no write of this node), each with an fstat and a last, partial writev",
+                    count(w),
+                    BATCH_BLOCKS,
+                    count(runs)
+                ),
+            },
+            applicable_here: true,
+            how: "`syscluster cc --plan PLAN` where the loop's body is that one write (its check into a handler that does not return), or by hand as sketched".into(),
+            mechanism: None,
+            sketch: None,
+        });
+    }
+}
+
+/// The share of the writes the dominant count (and descriptor) must have:
+/// nearly all, so that the loop's write is the program's usual one.
+pub const BATCH_SHARE: f64 = 0.95;
 
 /// The recorded command, for `syscluster run -- CMD` lines.
 pub fn command(f: &Facts) -> String {

@@ -36,6 +36,7 @@ pub fn catalogue() -> Vec<&'static Rule> {
         &io::PREAD,
         &io::PWRITE,
         &io::COALESCE,
+        &io::BATCH,
         &io::COPY_OFFLOAD,
         &io::LARGER_BLOCK,
         &io::SENDFILE,
