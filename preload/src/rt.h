@@ -16,6 +16,9 @@
 #define SC_HIDDEN __attribute__((visibility("hidden")))
 #define sc_likely(x) __builtin_expect(!!(x), 1)
 #define sc_unlikely(x) __builtin_expect(!!(x), 0)
+/* A wrapper's uncommon path, out of line: the common one sets up no frame. */
+#define SC_COLD __attribute__((noinline, cold))
+#define SC_ID(...) __VA_ARGS__ /* SC_ID (a, b) is a, b */
 
 /* Process-wide modes. */
 enum {
@@ -199,9 +202,34 @@ static inline int sc_busy_with(uint64_t attn)
 
 static inline int sc_busy(void) { return sc_busy_with(sc_attn()); }
 
+/* Nothing to look at at all: no error, no plan, nothing pending. */
+static inline int sc_quiet(void)
+{
+    return (sc_attn() | atomic_load_explicit(&G.pending, memory_order_relaxed)) == 0;
+}
+
 static inline struct sc_fdent *sc_fdent(int fd)
 {
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
+}
+
+/* Does the runtime know nothing of fd's entry: no kind, no file, no
+ * error, no slot?  Then opening or closing the fd changes nothing but its
+ * birth (sc_born): the wrappers' common case (wrap_path.c, opened_at;
+ * wrap_fd.c, do_close).  Everything else goes the full way. */
+static inline int sc_fdent_blank(const struct sc_fdent *e)
+{
+    return atomic_load_explicit(&e->kind, memory_order_relaxed) == SC_FD_UNKNOWN && !e->has_inode && !e->err &&
+           !e->gen;
+}
+
+/* fd's entry e, just opened by this process (open, openat, creat): its
+ * description is this process's alone until it forks, spawns or sends
+ * descriptors (flush.c, sc_alone_moves_offset).  forks_before: G.forks
+ * read before the open. */
+static inline void sc_born(struct sc_fdent *e, uint32_t forks_before)
+{
+    e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
 }
 
 /* This thread, as the slots' bias names it: the address of its runtime
