@@ -236,6 +236,13 @@ static inline void sc_born(struct sc_fdent *e, uint32_t forks_before)
  * state, unique among the live threads of the process. */
 static inline uintptr_t sc_self(void) { return (uintptr_t)&sc_tls; }
 
+/* This library's load address (its ELF header, which the linker places at
+ * the start of the first segment: the dlpi_addr dl_iterate_phdr gives for
+ * it).  What dladdr would say, without its search of the symbol table
+ * (~10,000 instructions a call) or the loader's lock. */
+extern const char __ehdr_start[] SC_HIDDEN;
+static inline uintptr_t sc_self_base(void) { return (uintptr_t)__ehdr_start; }
+
 /* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
 

@@ -69,9 +69,8 @@ struct sc_scancache {
 #define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1}
 
 struct dl_phdr_info;
-/* Before the scan's dl_iterate_phdr, with this library's load address (from
- * dladdr, which takes the loader's lock: not inside the iteration, which
- * holds another that dlopen takes after it). */
+/* Before the scan's dl_iterate_phdr, with this library's load address
+ * (sc_self_base). */
 void sc_scancache_begin(struct sc_scancache *c, const void *self_base) __attribute__((visibility("hidden")));
 /* 1 and the key in k if the object's bytes can be keyed. */
 int sc_scancache_key(struct sc_scancache *c, const struct dl_phdr_info *info, struct sc_scan_key *k)
