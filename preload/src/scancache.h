@@ -65,8 +65,14 @@ struct sc_scancache {
     long settle_ns; /* a file changed more recently than this is not kept */
     int maps_fd;   /* -1: not open */
     long maps_len; /* the text read of it; -1: not read */
+    /* The device of the last object whose file system was asked (fstatfs),
+     * and whether it is local: the next objects on that device (most
+     * libraries share one) need only a statx of their path. */
+    int fs_known;
+    uint32_t fs_major, fs_minor;
+    int fs_local;
 };
-#define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1}
+#define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0}
 
 struct dl_phdr_info;
 /* Before the scan's dl_iterate_phdr, with this library's load address
