@@ -33,10 +33,7 @@ int __fxstatat(int, int, const char *, struct stat *, int);
 int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
 /* fd was just opened by this process; forks: G.forks before the open
- * (see sc_born).  The common case -- nothing pending, the fd's entry blank
- * (it was closed through the wrappers, or never used) -- only notes the
- * birth: sc_after_open would find nothing to forget and nothing to write
- * out. */
+ * (see sc_born). */
 static SC_COLD int opened_slow(uint32_t forks, int fd)
 {
     if (fd >= 0 && sc_live()) {
@@ -47,6 +44,9 @@ static SC_COLD int opened_slow(uint32_t forks, int fd)
     }
     return fd;
 }
+/* The common case -- nothing pending, the fd's entry blank (it was
+ * closed through the wrappers, or never used) -- only notes the birth:
+ * sc_after_open would find nothing to forget and nothing to write out. */
 static inline int opened_at(uint32_t forks, int fd)
 {
     struct sc_fdent *e = sc_fdent(fd);
