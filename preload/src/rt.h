@@ -434,4 +434,21 @@ void sc_restorer(void) SC_HIDDEN;
         p_;                                                                             \
     })
 
+/* The next definition of a wrapped function in a variable of the file's
+ * own, for a wrapper split in two halves (wrap_fd.c, wrap_path.c): the
+ * common half jumps through SC_NEXT_FAST when it is resolved (no call, no
+ * frame), the uncommon one resolves it with SC_NEXT. */
+#define SC_NEXT_VAR(name) sc_next_##name
+#define SC_NEXT_DECL(name) static __typeof__(&name) SC_NEXT_VAR(name)
+#define SC_NEXT_FAST(name) __atomic_load_n(&SC_NEXT_VAR(name), __ATOMIC_RELAXED)
+#define SC_NEXT(name)                                                                   \
+    ({                                                                                  \
+        __typeof__(&name) n_ = SC_NEXT_FAST(name);                                      \
+        if (sc_unlikely(!n_)) {                                                         \
+            n_ = (__typeof__(&name))sc_dlnext(#name);                                   \
+            __atomic_store_n(&SC_NEXT_VAR(name), n_, __ATOMIC_RELAXED);                 \
+        }                                                                               \
+        n_;                                                                             \
+    })
+
 #endif

@@ -201,21 +201,23 @@ SC_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
  * truth (bytes deferred while the call runs race with it, as they would
  * with the kernel).  A load and a jump. */
 #define STAT(ret, name, params, args, stp)                                                              \
+    SC_NEXT_DECL(name);                                                                                 \
     static SC_COLD ret name##_pending params                                                            \
     {                                                                                                   \
-        ret r = SC_REAL(name) args;                                                                     \
+        ret r = SC_NEXT(name) args;                                                                     \
         if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) { \
             int again;                                                                                  \
             sc_flush_path_result((stp)->st_dev, (stp)->st_ino, &again);                                 \
             if (again)                                                                                  \
-                r = SC_REAL(name) args;                                                                 \
+                r = SC_NEXT(name) args;                                                                 \
         }                                                                                               \
         return r;                                                                                       \
     }                                                                                                   \
     SC_EXPORT ret name params                                                                           \
     {                                                                                                   \
-        if (sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0))                     \
-            return SC_REAL(name) args;                                                                  \
+        __typeof__(&name) next_ = SC_NEXT_FAST(name);                                                   \
+        if (sc_likely(next_ != NULL) && sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0)) \
+            return next_ args;                                                                          \
         return name##_pending args;                                                                     \
     }
 
@@ -232,22 +234,25 @@ STAT(int, fstatat64, (int d, const char *p, struct stat64 *st, int f), (d, p, st
 STAT(int, __fxstatat, (int v, int d, const char *p, struct stat *st, int f), (v, d, p, st, f), st)
 STAT(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *st, int f), (v, d, p, st, f), st)
 
+SC_NEXT_DECL(statx);
+
 static SC_COLD int statx_pending(int d, const char *p, int f, unsigned int mask, struct statx *st)
 {
-    int r = SC_REAL(statx)(d, p, f, mask, st);
+    int r = SC_NEXT(statx)(d, p, f, mask, st);
     if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) {
         int again;
         sc_flush_path_result(makedev(st->stx_dev_major, st->stx_dev_minor), st->stx_ino, &again);
         if (again)
-            r = SC_REAL(statx)(d, p, f, mask, st);
+            r = SC_NEXT(statx)(d, p, f, mask, st);
     }
     return r;
 }
 
 SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx *st)
 {
-    if (sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0))
-        return SC_REAL(statx)(d, p, f, mask, st); /* as STAT */
+    int (*next)(int, const char *, int, unsigned int, struct statx *) = SC_NEXT_FAST(statx);
+    if (sc_likely(next != NULL) && sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0))
+        return next(d, p, f, mask, st); /* as STAT */
     return statx_pending(d, p, f, mask, st);
 }
 
