@@ -15,7 +15,11 @@ that cache emptied before every run (it scans and writes the verdicts).
 Writes bench/results/startup.json and the "## Start-up of `syscluster run`
 (issue 10)" section of docs/BENCHMARKS.md.
 
-    bench/runtime/startup.py [--rounds N] [--only TEXT]
+    bench/runtime/startup.py [--rounds N] [--only TEXT] [--before BIN] [--before-lib LIB] [--before-label TEXT]
+
+--before and --before-lib add an earlier build to the same rounds: its
+`BIN run --` and its library alone (LD_PRELOAD=LIB), for side-by-side
+figures (a change measured against the noise of one machine's load).
 
 --only measures the programs whose name contains TEXT and prints the table
 without writing the results or the document (a check, not a benchmark).
@@ -88,6 +92,8 @@ def main():
     ap.add_argument("--only", help="only the programs whose name contains TEXT; print, write nothing")
     ap.add_argument("--before", metavar="BIN", help="also `BIN run --` (an earlier build of syscluster), in the same rounds")
     ap.add_argument("--before-label", default="an earlier build", help="what --before is, for the document")
+    ap.add_argument("--before-lib", metavar="LIB",
+                    help="also the library alone from an earlier build (LD_PRELOAD=LIB), in the same rounds")
     args = ap.parse_args()
     if not os.path.exists(CLI):
         sys.exit("startup: build first: cargo build --release --locked")
@@ -127,7 +133,8 @@ def main():
                 ("run", [CLI, "run", "--"] + argv, env),
                 ("preload only", argv, lib_env),
                 ("run, first", [CLI, "run", "--"] + argv, cold_env),
-            ] + ([("run before", [args.before, "run", "--"] + argv, env)] if args.before else [])
+            ] + ([("run before", [args.before, "run", "--"] + argv, env)] if args.before else []) + (
+                [("preload only before", argv, dict(lib_env, LD_PRELOAD=args.before_lib))] if args.before_lib else [])
             once([CLI, "run", "--"] + argv, env, devnull)  # the scan cache: filled before timing
             samples = {v: [] for v, _, _ in variants}
             for r in range(rounds + 3):
@@ -150,7 +157,8 @@ def main():
 
     head = ("| program | wall: plain | `run` | added | CPU: plain | `run` | **added** | preload library only: added CPU"
             " | `run`, first (empty scan cache): added CPU |"
-            + (" before this branch: `run` CPU | added |" if args.before else ""))
+            + (" before this branch: `run` CPU | added |" if args.before else "")
+            + (" before this branch: preload library only, added CPU |" if args.before_lib else ""))
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, res in rows:
         p, r, lo = res["plain"], res["run"], res["preload only"]
@@ -163,6 +171,8 @@ def main():
         if args.before:
             b = res["run before"]
             line += f" {b['cpu_mean_ms']:.2f} ms | {b['cpu_mean_ms'] - p['cpu_mean_ms']:+.2f} ms |"
+        if args.before_lib:
+            line += f" {res['preload only before']['cpu_mean_ms'] - p['cpu_mean_ms']:+.2f} ms |"
         lines.append(line)
     v = results["cli_version"]
     table = "\n".join(lines)
@@ -175,7 +185,8 @@ def main():
     with open(os.path.join(ROOT, "bench/results/startup.json"), "w") as f:
         json.dump(results, f, indent=1)
     load = os.getloadavg()
-    cmd = f"bench/runtime/startup.py --rounds {args.rounds}" + (" --before BIN" if args.before else "")
+    cmd = (f"bench/runtime/startup.py --rounds {args.rounds}" + (" --before BIN" if args.before else "")
+           + (" --before-lib LIB" if args.before_lib else ""))
     was = (f"  \"Before this branch\": {args.before_label}." if args.before else "")
     verdicts = []
     for name, res in results["programs"].items():

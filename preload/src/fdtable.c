@@ -15,7 +15,10 @@
 void sc_forget(int fd)
 {
     struct sc_fdent *e = sc_fdent(fd);
-    if (!e || (e->kind == SC_FD_UNKNOWN && !e->has_inode && !e->err))
+    if (!e)
+        return;
+    e->born = 0; /* whatever reaches this number next is not known to be this process's alone */
+    if (e->kind == SC_FD_UNKNOWN && !e->has_inode && !e->err)
         return;
     if (e->err)
         sc_lost_err(fd, sc_take_err(fd));
@@ -150,6 +153,8 @@ void sc_after_open(int fd)
     if (fd < 0)
         return;
     struct sc_fdent *e = sc_fdent(fd);
+    if (e)
+        e->born = 0; /* a dup's description is not new; an open notes its birth after this */
     if (e && (e->kind != SC_FD_UNKNOWN || e->has_inode || e->err)) {
         /* The fd was closed behind our back; its slot may still be bound. */
         int err = 0;

@@ -142,14 +142,12 @@ int sc_alone_moves_offset(struct sc_slot *s)
     return e && e->born && e->born - 1 == atomic_load_explicit(&G.forks, memory_order_relaxed);
 }
 
-/* fd was opened by this process (open, openat, creat): its description is
- * this process's alone until it forks, spawns or sends descriptors.
- * forks_before: G.forks read before the open. */
+/* fd was opened by this process: see sc_born. */
 void sc_opened_here(int fd, uint32_t forks_before)
 {
     struct sc_fdent *e = sc_fdent(fd);
     if (e)
-        e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
+        sc_born(e, forks_before);
 }
 
 /* The guardian's heartbeat when it last failed to answer (-1: it answers). */

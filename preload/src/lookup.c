@@ -5,8 +5,8 @@
  * would find NULL there (one crashed on it).  So the dynamic symbol tables
  * of the objects loaded after this library are searched directly, in load
  * order (the loader's search order), through their GNU hash tables, for the
- * default version of the name — as the loader answers dlsym.  Neither
- * dl_iterate_phdr nor dladdr touches the dlerror() state. */
+ * default version of the name — as the loader answers dlsym.
+ * dl_iterate_phdr does not touch the dlerror() state. */
 #include "rt.h"
 #include "sys.h"
 
@@ -99,12 +99,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 
 void *sc_dlnext(const char *name)
 {
-    static uintptr_t self;
-    if (!self) {
-        Dl_info me;
-        if (dladdr((void *)sc_dlnext, &me))
-            self = (uintptr_t)me.dli_fbase;
-    }
+    uintptr_t self = sc_self_base();
     struct want w = {name, gnu_hash(name), self, 0, 0, NULL};
     if (self)
         dl_iterate_phdr(visit, &w);

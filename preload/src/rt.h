@@ -16,6 +16,9 @@
 #define SC_HIDDEN __attribute__((visibility("hidden")))
 #define sc_likely(x) __builtin_expect(!!(x), 1)
 #define sc_unlikely(x) __builtin_expect(!!(x), 0)
+/* A wrapper's uncommon path, out of line: the common one sets up no frame. */
+#define SC_COLD __attribute__((noinline, cold))
+#define SC_ID(...) __VA_ARGS__ /* SC_ID (a, b) is a, b */
 
 /* Process-wide modes. */
 enum {
@@ -199,14 +202,46 @@ static inline int sc_busy_with(uint64_t attn)
 
 static inline int sc_busy(void) { return sc_busy_with(sc_attn()); }
 
+/* Nothing to look at at all: no error, no plan, nothing pending. */
+static inline int sc_quiet(void)
+{
+    return (sc_attn() | atomic_load_explicit(&G.pending, memory_order_relaxed)) == 0;
+}
+
 static inline struct sc_fdent *sc_fdent(int fd)
 {
     return (unsigned)fd < G.fdmax ? &G.fdtab[fd] : NULL;
 }
 
+/* Does the runtime know nothing of fd's entry: no kind, no file, no
+ * error, no slot?  Then opening or closing the fd changes nothing but its
+ * birth (sc_born): the wrappers' common case (wrap_path.c, opened_at;
+ * wrap_fd.c, do_close).  Everything else goes the full way. */
+static inline int sc_fdent_blank(const struct sc_fdent *e)
+{
+    return atomic_load_explicit(&e->kind, memory_order_relaxed) == SC_FD_UNKNOWN && !e->has_inode && !e->err &&
+           !e->gen;
+}
+
+/* fd's entry e, just opened by this process (open, openat, creat): its
+ * description is this process's alone until it forks, spawns or sends
+ * descriptors (flush.c, sc_alone_moves_offset).  forks_before: G.forks
+ * read before the open. */
+static inline void sc_born(struct sc_fdent *e, uint32_t forks_before)
+{
+    e->born = atomic_load(&G.forks) == forks_before ? forks_before + 1 : 0;
+}
+
 /* This thread, as the slots' bias names it: the address of its runtime
  * state, unique among the live threads of the process. */
 static inline uintptr_t sc_self(void) { return (uintptr_t)&sc_tls; }
+
+/* This library's load address (its ELF header, which the linker places at
+ * the start of the first segment: the dlpi_addr dl_iterate_phdr gives for
+ * it).  What dladdr would say, without its search of the symbol table
+ * (~10,000 instructions a call) or the loader's lock. */
+extern const char __ehdr_start[] SC_HIDDEN;
+static inline uintptr_t sc_self_base(void) { return (uintptr_t)__ehdr_start; }
 
 /* lookup.c */
 void *sc_dlnext(const char *name) SC_HIDDEN;
@@ -397,6 +432,23 @@ void sc_restorer(void) SC_HIDDEN;
             __atomic_store_n(&sc_real_p, p_, __ATOMIC_RELAXED);                         \
         }                                                                               \
         p_;                                                                             \
+    })
+
+/* The next definition of a wrapped function in a variable of the file's
+ * own, for a wrapper split in two halves (wrap_fd.c, wrap_path.c): the
+ * common half jumps through SC_NEXT_FAST when it is resolved (no call, no
+ * frame), the uncommon one resolves it with SC_NEXT. */
+#define SC_NEXT_VAR(name) sc_next_##name
+#define SC_NEXT_DECL(name) static __typeof__(&name) SC_NEXT_VAR(name)
+#define SC_NEXT_FAST(name) __atomic_load_n(&SC_NEXT_VAR(name), __ATOMIC_RELAXED)
+#define SC_NEXT(name)                                                                   \
+    ({                                                                                  \
+        __typeof__(&name) n_ = SC_NEXT_FAST(name);                                      \
+        if (sc_unlikely(!n_)) {                                                         \
+            n_ = (__typeof__(&name))sc_dlnext(#name);                                   \
+            __atomic_store_n(&SC_NEXT_VAR(name), n_, __ATOMIC_RELAXED);                 \
+        }                                                                               \
+        n_;                                                                             \
     })
 
 #endif

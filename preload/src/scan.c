@@ -361,10 +361,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 
 int sc_scan_loaded(char *culprit, size_t len)
 {
-    Dl_info self;
     struct scan_ctx c = {0, culprit, len, 0, SC_SCANCACHE_INIT};
-    if (dladdr((void *)sc_scan_loaded, &self))
-        c.self = (uintptr_t)self.dli_fbase;
+    c.self = sc_self_base();
     sc_spin_lock(&scan_lock);
     sc_scancache_begin(&c.cache, (const void *)c.self);
     dl_iterate_phdr(visit, &c);

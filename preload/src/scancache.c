@@ -247,17 +247,33 @@ int sc_scancache_key(struct sc_scancache *c, const struct dl_phdr_info *info, st
     }
     if ((code < SC_SCANCACHE_MIN_TEXT && !c->all) || text_relocated(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum))
         return 0;
-    long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_PATH | O_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
+    /* The file at the path, and whether its file system is one whose times
+     * only this kernel sets.  On a device already asked about (the
+     * previous object's: a device number names one mounted file system,
+     * held mounted by the mapping compared below), the statx of the path
+     * alone; else the path opened once (O_PATH), so that statx and fstatfs
+     * answer for the same file. */
     struct statx sx;
-    struct statfs sf;
-    long r = sc_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, (long)&sx);
-    long rf = sc_sys2(SYS_fstatfs, fd, (long)&sf);
-    sc_sys1(SYS_close, fd);
     const unsigned need = STATX_TYPE | STATX_NLINK | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME;
-    if (r != 0 || rf != 0 || (sx.stx_mask & need) != need || !S_ISREG(sx.stx_mode) || sx.stx_nlink == 0 ||
-        !local_fs(sf.f_type))
+    long r = -1;
+    if (c->fs_known)
+        r = sc_sys5(SYS_statx, AT_FDCWD, (long)path, 0, STATX_BASIC_STATS | STATX_BTIME, (long)&sx);
+    if (r != 0 || sx.stx_dev_major != c->fs_major || sx.stx_dev_minor != c->fs_minor) {
+        long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_PATH | O_CLOEXEC, 0);
+        if (fd < 0)
+            return 0;
+        struct statfs sf;
+        r = sc_sys5(SYS_statx, fd, (long)"", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, (long)&sx);
+        long rf = sc_sys2(SYS_fstatfs, fd, (long)&sf);
+        sc_sys1(SYS_close, fd);
+        if (r != 0 || rf != 0)
+            return 0;
+        c->fs_known = 1;
+        c->fs_major = sx.stx_dev_major;
+        c->fs_minor = sx.stx_dev_minor;
+        c->fs_local = local_fs(sf.f_type);
+    }
+    if ((sx.stx_mask & need) != need || !S_ISREG(sx.stx_mode) || sx.stx_nlink == 0 || !c->fs_local)
         return 0;
     uint32_t maj, min;
     uint64_t ino;

@@ -65,13 +65,18 @@ struct sc_scancache {
     long settle_ns; /* a file changed more recently than this is not kept */
     int maps_fd;   /* -1: not open */
     long maps_len; /* the text read of it; -1: not read */
+    /* The device of the last object whose file system was asked (fstatfs),
+     * and whether it is local: the next objects on that device (most
+     * libraries share one) need only a statx of their path. */
+    int fs_known;
+    uint32_t fs_major, fs_minor;
+    int fs_local;
 };
-#define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1}
+#define SC_SCANCACHE_INIT {-1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0}
 
 struct dl_phdr_info;
-/* Before the scan's dl_iterate_phdr, with this library's load address (from
- * dladdr, which takes the loader's lock: not inside the iteration, which
- * holds another that dlopen takes after it). */
+/* Before the scan's dl_iterate_phdr, with this library's load address
+ * (sc_self_base). */
 void sc_scancache_begin(struct sc_scancache *c, const void *self_base) __attribute__((visibility("hidden")));
 /* 1 and the key in k if the object's bytes can be keyed. */
 int sc_scancache_key(struct sc_scancache *c, const struct dl_phdr_info *info, struct sc_scan_key *k)

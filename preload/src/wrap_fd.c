@@ -198,11 +198,23 @@ SC_EXPORT void sync(void)
 
 /* ---- calls that observe the file --------------------------------------- */
 
+/* Each wrapper below is a load (nothing pending, no error, no plan: one
+ * or two words of G) and a jump to libc; the rest of its work is a
+ * function of its own, so that the common case sets up no frame. */
 #define OBS(ret, name, params, args, fd)                                                                \
-    SC_EXPORT ret name params                                                                           \
+    SC_EXPORT ret name params;                                                                          \
+    SC_NEXT_DECL(name);                                                                                 \
+    static SC_COLD ret name##_observed params                                                           \
     {                                                                                                   \
         OBSERVE(fd);                                                                                    \
-        return SC_REAL(name) args;                                                                      \
+        return SC_NEXT(name) args;                                                                      \
+    }                                                                                                   \
+    SC_EXPORT ret name params                                                                           \
+    {                                                                                                   \
+        __typeof__(&name) next_ = SC_NEXT_FAST(name);                                                   \
+        if (sc_likely(next_ != NULL) && sc_likely(!sc_busy()))                                          \
+            return next_ args;                                                                          \
+        return name##_observed args;                                                                    \
     }
 
 /* A read planned after a planned lseek: pread at the pending offset. */
@@ -231,12 +243,21 @@ static int planned_read(const void *ra, int fd, void *b, size_t n, ssize_t *r)
             sc_observe((fd), 0);                                                                        \
     } while (0)
 
+/* ra: the caller's return address (the plan's site). */
 #define READ(name, params, args, fits)                                                                  \
-    SC_EXPORT ssize_t name params                                                                       \
+    SC_NEXT_DECL(name);                                                                                 \
+    static SC_COLD ssize_t name##_slow(const void *ra, SC_ID params)                                    \
     {                                                                                                   \
         ssize_t r_;                                                                                     \
-        PLANNED_OR_OBSERVE(fd, SC_PK_READ, (fits) && planned_read(__builtin_return_address(0), fd, b, n, &r_)); \
-        return SC_REAL(name) args;                                                                      \
+        PLANNED_OR_OBSERVE(fd, SC_PK_READ, (fits) && planned_read(ra, fd, b, n, &r_));                  \
+        return SC_NEXT(name) args;                                                                      \
+    }                                                                                                   \
+    SC_EXPORT ssize_t name params                                                                       \
+    {                                                                                                   \
+        __typeof__(&name) next_ = SC_NEXT_FAST(name);                                                   \
+        if (sc_likely(next_ != NULL) && sc_likely(sc_quiet()))                                          \
+            return next_ args;                                                                          \
+        return name##_slow(__builtin_return_address(0), SC_ID args);                                    \
     }
 READ(read, (int fd, void *b, size_t n), (fd, b, n), 1)
 READ(__read, (int fd, void *b, size_t n), (fd, b, n), 1)
@@ -262,11 +283,19 @@ static int planned_seek(const void *ra, int fd, off64_t o, int w)
 }
 
 #define SEEK(ret, name, offt)                                                                           \
-    SC_EXPORT ret name(int fd, offt o, int w)                                                           \
+    SC_NEXT_DECL(name);                                                                                 \
+    static SC_COLD ret name##_slow(const void *ra, int fd, offt o, int w)                               \
     {                                                                                                   \
         ret r_ = o;                                                                                     \
-        PLANNED_OR_OBSERVE(fd, SC_PK_SEEK, planned_seek(__builtin_return_address(0), fd, o, w));        \
-        return SC_REAL(name)(fd, o, w);                                                                 \
+        PLANNED_OR_OBSERVE(fd, SC_PK_SEEK, planned_seek(ra, fd, o, w));                                 \
+        return SC_NEXT(name)(fd, o, w);                                                                 \
+    }                                                                                                   \
+    SC_EXPORT ret name(int fd, offt o, int w)                                                           \
+    {                                                                                                   \
+        __typeof__(&name) next_ = SC_NEXT_FAST(name);                                                   \
+        if (sc_likely(next_ != NULL) && sc_likely(sc_quiet()))                                          \
+            return next_(fd, o, w);                                                                     \
+        return name##_slow(__builtin_return_address(0), fd, o, w);                                      \
     }
 SEEK(off_t, lseek, off_t)
 SEEK(off64_t, lseek64, off64_t)
@@ -462,8 +491,12 @@ SC_EXPORT void *mmap64(void *a, size_t n, int prot, int flags, int fd, off64_t o
 
 /* ---- fds that come and go ---------------------------------------------- */
 
-static int do_close(int (*real)(int), int fd)
+SC_NEXT_DECL(close);
+SC_NEXT_DECL(__close);
+
+static SC_COLD int close_slow(int fd, int dunder)
 {
+    int (*real)(int) = dunder ? SC_NEXT(__close) : SC_NEXT(close);
     if (sc_mode() == SC_OFF || sc_vfork_child())
         return real(fd);
     int err = 0;
@@ -481,8 +514,22 @@ static int do_close(int (*real)(int), int fd)
     return r;
 }
 
-SC_EXPORT int close(int fd) { return do_close(SC_REAL(close), fd); }
-SC_EXPORT int __close(int fd) { return do_close(SC_REAL(__close), fd); }
+/* The common case: nothing pending anywhere (no pipe or socket to publish
+ * to), and nothing known of fd but perhaps its birth, which is cleared (a
+ * later dup onto this number is not this process's alone). */
+static inline int do_close(int (*real)(int), int fd, int dunder)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (sc_likely(real != NULL) && sc_likely(e != NULL) && sc_likely(sc_fdent_blank(e)) &&
+        atomic_load_explicit(&G.pending, memory_order_relaxed) == 0 && !sc_tls.vfork) {
+        e->born = 0;
+        return real(fd);
+    }
+    return close_slow(fd, dunder);
+}
+
+SC_EXPORT int close(int fd) { return do_close(SC_NEXT_FAST(close), fd, 0); }
+SC_EXPORT int __close(int fd) { return do_close(SC_NEXT_FAST(__close), fd, 1); }
 
 SC_EXPORT int dup(int fd)
 {

@@ -33,8 +33,8 @@ int __fxstatat(int, int, const char *, struct stat *, int);
 int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
 /* fd was just opened by this process; forks: G.forks before the open
- * (see sc_opened_here). */
-static int opened_at(uint32_t forks, int fd)
+ * (see sc_born). */
+static SC_COLD int opened_slow(uint32_t forks, int fd)
 {
     if (fd >= 0 && sc_live()) {
         int err = errno;
@@ -44,6 +44,20 @@ static int opened_at(uint32_t forks, int fd)
     }
     return fd;
 }
+/* The common case -- nothing pending, the fd's entry blank (it was
+ * closed through the wrappers, or never used) -- only notes the birth:
+ * sc_after_open would find nothing to forget and nothing to write out. */
+static inline int opened_at(uint32_t forks, int fd)
+{
+    struct sc_fdent *e = sc_fdent(fd);
+    if (sc_likely(e != NULL) && sc_likely(sc_fdent_blank(e)) &&
+        atomic_load_explicit(&G.pending, memory_order_relaxed) == 0 && !sc_tls.vfork && sc_mode() != SC_OFF) {
+        sc_born(e, forks);
+        return fd;
+    }
+    return opened_slow(forks, fd);
+}
+
 /* The open call runs after G.forks is read. */
 #define opened(call)                                                                                    \
     ({                                                                                                  \
@@ -182,17 +196,29 @@ SC_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
 
 /* ---- stat: look again if the file had pending bytes --------------------- */
 
+/* Nothing pending before the call: nothing this thread or any thread it
+ * has synchronized with had deferred, so the kernel's answer is the whole
+ * truth (bytes deferred while the call runs race with it, as they would
+ * with the kernel).  A load and a jump. */
 #define STAT(ret, name, params, args, stp)                                                              \
-    SC_EXPORT ret name params                                                                           \
+    SC_NEXT_DECL(name);                                                                                 \
+    static SC_COLD ret name##_pending params                                                            \
     {                                                                                                   \
-        ret r = SC_REAL(name) args;                                                                     \
+        ret r = SC_NEXT(name) args;                                                                     \
         if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) { \
             int again;                                                                                  \
             sc_flush_path_result((stp)->st_dev, (stp)->st_ino, &again);                                 \
             if (again)                                                                                  \
-                r = SC_REAL(name) args;                                                                 \
+                r = SC_NEXT(name) args;                                                                 \
         }                                                                                               \
         return r;                                                                                       \
+    }                                                                                                   \
+    SC_EXPORT ret name params                                                                           \
+    {                                                                                                   \
+        __typeof__(&name) next_ = SC_NEXT_FAST(name);                                                   \
+        if (sc_likely(next_ != NULL) && sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0)) \
+            return next_ args;                                                                          \
+        return name##_pending args;                                                                     \
     }
 
 STAT(int, stat, (const char *p, struct stat *st), (p, st), st)
@@ -208,16 +234,26 @@ STAT(int, fstatat64, (int d, const char *p, struct stat64 *st, int f), (d, p, st
 STAT(int, __fxstatat, (int v, int d, const char *p, struct stat *st, int f), (v, d, p, st, f), st)
 STAT(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *st, int f), (v, d, p, st, f), st)
 
-SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx *st)
+SC_NEXT_DECL(statx);
+
+static SC_COLD int statx_pending(int d, const char *p, int f, unsigned int mask, struct statx *st)
 {
-    int r = SC_REAL(statx)(d, p, f, mask, st);
+    int r = SC_NEXT(statx)(d, p, f, mask, st);
     if (r == 0 && sc_unlikely(atomic_load_explicit(&G.pending, memory_order_relaxed)) && sc_live()) {
         int again;
         sc_flush_path_result(makedev(st->stx_dev_major, st->stx_dev_minor), st->stx_ino, &again);
         if (again)
-            r = SC_REAL(statx)(d, p, f, mask, st);
+            r = SC_NEXT(statx)(d, p, f, mask, st);
     }
     return r;
+}
+
+SC_EXPORT int statx(int d, const char *p, int f, unsigned int mask, struct statx *st)
+{
+    int (*next)(int, const char *, int, unsigned int, struct statx *) = SC_NEXT_FAST(statx);
+    if (sc_likely(next != NULL) && sc_likely(atomic_load_explicit(&G.pending, memory_order_relaxed) == 0))
+        return next(d, p, f, mask, st); /* as STAT */
+    return statx_pending(d, p, f, mask, st);
 }
 
 /* ---- calls that change or publish files --------------------------------- */

@@ -11,6 +11,7 @@
  *   semantics DIR forks N    N forks (_Forks N: _Fork) while a thread writes */
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +245,32 @@ static void dup2_over_pending_fd(void)
     close(other);
     CHECK(fsize(open(f, O_RDONLY)) == 240, "size");
     printf("ok dup2_over_pending_fd\n");
+}
+
+/* endmntent closes its fd inside libc (setmntent's fopen and endmntent's
+ * fclose are libc's own calls, which no wrapper sees): the runtime still
+ * holds that fd as the first file's, bound to its slot, with nothing
+ * pending (fsync wrote it out).  The next open gets the same number for
+ * another file: its short writes must count as that file's (stat by path),
+ * and the first file keeps what it had.  The open that does the least
+ * work (wrap_path.c, opened_at) must not keep the old entry; nor may the
+ * write path, which checks the file at each new buffer. */
+static void fd_reused_after_unseen_close(void)
+{
+    char *a = path("unseen-a"), *b = path("unseen-b");
+    FILE *m = setmntent(a, "w");
+    CHECK(m != NULL, "setmntent");
+    int w = fileno(m);
+    CHECK(warm(w, 10) && fsync(w) == 0, "setup");
+    endmntent(m);
+    int v = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(v == w, "the number is reused: %d, %d", v, w);
+    CHECK(warm(v, 10), "writes to the second file");
+    struct stat sa, sb;
+    CHECK(stat(b, &sb) == 0 && sb.st_size == 80, "stat of the second file sees its 80 bytes: %ld", (long)sb.st_size);
+    CHECK(stat(a, &sa) == 0 && sa.st_size == 80, "the first file keeps its 80 bytes: %ld", (long)sa.st_size);
+    CHECK(warm(v, 1) && fsize(v) == 88 && close(v) == 0, "fstat of the second file, close");
+    printf("ok %s\n", __func__);
 }
 
 static void two_processes_append(void)
@@ -579,6 +606,7 @@ int main(int argc, char **argv)
     stdio_and_write_stay_in_order();
     mapped_file_is_never_deferred();
     dup2_over_pending_fd();
+    fd_reused_after_unseen_close();
     two_processes_append();
     shared_description_in_order();
     two_opens_in_order();
