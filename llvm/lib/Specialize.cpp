@@ -66,8 +66,8 @@ std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape) {
 // or any system call of the function that may change a descriptor
 // (close, dup2/dup3, fcntl, …: every one not in scl_keeps_fds), before
 // which the runtime forgets the number it may change
-// (__syscluster_fd_release: its first argument, dup2's and dup3's second,
-// every number before close_range and closefrom).  Stored,
+// (__syscluster_fd_release: its first argument, dup2's and dup3's second;
+// __syscluster_fd_release_all before close_range and closefrom).  Stored,
 // returned, given to another function (fdopen, a helper, isatty): not
 // registered, classified in each run as before.  What is assumed is what
 // every program assumes of its descriptors: code never given the number
@@ -75,6 +75,7 @@ std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape) {
 // have its own writes go to whatever file took the number).
 
 static constexpr const char *ReleaseFn = "__syscluster_fd_release";
+static constexpr const char *ReleaseAllFn = "__syscluster_fd_release_all";
 
 static bool opensDescriptor(const SyscallSite &S) {
   return S.Name == "open" || S.Name == "openat" || S.Name == "creat";
@@ -99,7 +100,7 @@ static bool intoCallsArray(const StoreInst *SI, const Value *V) {
 
 static bool isRelease(const CallBase *CB) {
   Function *F = CB->getCalledFunction();
-  return F && F->getName() == ReleaseFn;
+  return F && (F->getName() == ReleaseFn || F->getName() == ReleaseAllFn);
 }
 
 std::optional<std::string> ownDescriptor(Value *V) {
@@ -174,7 +175,8 @@ static void changers(Function &F, SmallVectorImpl<std::pair<CallBase *, Value *>
   for (Instruction &I : instructions(F)) {
     auto *CB = dyn_cast<CallBase>(&I);
     auto S = CB ? recognizeSyscall(*CB) : std::nullopt;
-    if (!S || keepsDescriptors(S->Nr))
+    // An open's new number was not open before it: nothing it names changes.
+    if (!S || keepsDescriptors(S->Nr) || opensDescriptor(*S))
       continue;
     if (S->Name == "close_range") {
       Out.push_back({CB, nullptr});
@@ -226,17 +228,20 @@ void releaseOwnDescriptors(RegionShape &Shape) {
   Module &M = *F.getParent();
   LLVMContext &Ctx = M.getContext();
   Type *I64 = Type::getInt64Ty(Ctx);
-  FunctionCallee Release = M.getOrInsertFunction(ReleaseFn, FunctionType::get(Type::getVoidTy(Ctx), {I64}, false));
-  Value *All = ConstantInt::getSigned(I64, -1);
+  Type *Void = Type::getVoidTy(Ctx);
+  FunctionCallee Release = M.getOrInsertFunction(ReleaseFn, FunctionType::get(Void, {I64}, false));
+  FunctionCallee ReleaseAll = M.getOrInsertFunction(ReleaseAllFn, FunctionType::get(Void, {}, false));
   // Already released right before (an earlier region of the function).
   auto released = [&](Instruction *Before, Value *V) {
     for (Instruction *P = Before->getPrevNode(); P; P = P->getPrevNode()) {
       auto *CB = dyn_cast<CallBase>(P);
       if (CB && isRelease(CB)) {
+        if (CB->arg_size() == 0)
+          return true; // every number
         Value *A = CB->getArgOperand(0);
         while (keepsNumber(A))
           A = cast<CastInst>(A)->getOperand(0);
-        if (A == V || A == All)
+        if (A == V)
           return true;
         continue;
       }
@@ -248,12 +253,14 @@ void releaseOwnDescriptors(RegionShape &Shape) {
   SmallVector<std::pair<CallBase *, Value *>, 4> Changers;
   changers(F, Changers);
   for (auto &[CB, V] : Changers) {
-    Value *N = V ? V : All;
-    if (released(CB, N))
+    if (released(CB, V))
       continue;
     IRBuilder<> B(CB);
     B.SetCurrentDebugLocation(CB->getDebugLoc());
-    B.CreateCall(Release, {B.CreateSExtOrTrunc(N, I64)});
+    if (V)
+      B.CreateCall(Release, {B.CreateSExtOrTrunc(V, I64)});
+    else
+      B.CreateCall(ReleaseAll, {});
   }
 }
 

@@ -79,7 +79,8 @@ static long finish(const struct mc_call *calls, unsigned n, long stop)
  * (llvm/lib/Specialize.cpp, ownDescriptor) — and the plugin calls
  * __syscluster_fd_release before every call of that function that may
  * change what a number names or its status flags (close, dup2/dup3 onto
- * it, fcntl, …; every number before close_range and closefrom).  No other
+ * it, fcntl, …; __syscluster_fd_release_all before close_range and
+ * closefrom).  No other
  * code of the program was given the number, so nothing else may close or
  * change it (the promise mc_fd_register asks of its caller).
  *
@@ -127,17 +128,19 @@ static void release_one(int fd)
 	own_asked[fd / 8] &= (unsigned char)~(1u << fd % 8);
 }
 
-/* Before a call that may change what fd names (fd < 0: every number). */
+/* Before a call that may change what fd names. */
 void __syscluster_fd_release(long fd)
 {
-	if (!region_ctx)
-		return;
-	if (fd < 0) {
+	if (region_ctx && fd >= 0 && fd < OWN_MAX)
+		release_one((int)fd);
+}
+
+/* Before close_range and closefrom: every number. */
+void __syscluster_fd_release_all(void)
+{
+	if (region_ctx)
 		for (int i = 0; i < OWN_MAX; i++)
 			release_one(i);
-	} else if (fd < OWN_MAX) {
-		release_one((int)fd);
-	}
 }
 
 static long run_region(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs,

@@ -4,7 +4,8 @@
 // whose descriptor is), so that libmulticall does not classify it again
 // in each run; before every call of the function that may change what a
 // number names (close, dup2 — both numbers —, fcntl; every number before
-// close_range) the runtime forgets it (__syscluster_fd_release).  The same
+// close_range: __syscluster_fd_release_all) the runtime forgets it
+// (__syscluster_fd_release); an open changes no number that was open.  The same
 // region on a descriptor given to another function, stored, or a
 // parameter: not registered, the multi-call as before.
 // RUN: %make-plan %s --calls write,write --shape sequence --count 1000 > %t.plan
@@ -36,7 +37,7 @@ int own(const char *path, const char *other, long n)
     close_range(3, ~0u, 0);
     return close(fd);
 }
-// CHECK: remark: plan cluster #1 (copy-offload): the region write at own-fd.c:27 -> write at own-fd.c:29 became one multi-call of 2 calls {{.*}}; its descriptors registered once per thread (mc_fd_register: classified once, not in each run): opened here (call to open at own-fd.c:23) and given to nothing but system calls, the runtime told before each call of the function that may change a descriptor;
+// CHECK: remark: plan cluster #1 (copy-offload): the region write at own-fd.c:28 -> write at own-fd.c:30 became one multi-call of 2 calls {{.*}}; its descriptors registered once per thread (mc_fd_register: classified once, not in each run): opened here (call to open at own-fd.c:24) and given to nothing but system calls, the runtime told before each call of the function that may change a descriptor;
 
 // IR-LABEL: define {{.*}} @own(
 // IR: call i64 @__syscluster_run_own(ptr {{.*}}, i32 2, i64 {{[0-9]+}}, ptr @syscluster.region.runs{{.*}}, i64 3)
@@ -48,7 +49,7 @@ int own(const char *path, const char *other, long n)
 // IR-NEXT: call i32 (i32, i32, ...) @fcntl(
 // IR: call void @__syscluster_fd_release(
 // IR-NEXT: call i32 @close(
-// IR-NEXT: call void @__syscluster_fd_release(i64 -1)
+// IR-NEXT: call void @__syscluster_fd_release_all()
 // IR-NEXT: call i32 @close_range(
 // IR: call void @__syscluster_fd_release(
 // IR-NEXT: call i32 @close(
@@ -68,7 +69,7 @@ int given(const char *path, long n)
     }
     return close(fd);
 }
-// CHECK: remark: plan cluster #2 (copy-offload): the region write at own-fd.c:64 -> write at own-fd.c:66 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:64 (short transfer)); estimated
+// CHECK: remark: plan cluster #2 (copy-offload): the region write at own-fd.c:65 -> write at own-fd.c:67 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:65 (short transfer)); estimated
 // IR-LABEL: define {{.*}} @given(
 // IR-NOT: __syscluster_fd_release
 // IR: call i64 @__syscluster_run(
@@ -90,7 +91,7 @@ int stored(const char *path, long n)
     }
     return 0;
 }
-// CHECK: remark: plan cluster #3 (copy-offload): the region write at own-fd.c:86 -> write at own-fd.c:88 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:86 (short transfer)); estimated
+// CHECK: remark: plan cluster #3 (copy-offload): the region write at own-fd.c:87 -> write at own-fd.c:89 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:87 (short transfer)); estimated
 // IR-LABEL: define {{.*}} @stored(
 // IR: call i64 @__syscluster_run(
 
@@ -104,6 +105,6 @@ void param(int fd, long n)
             err(1, "cd");
     }
 }
-// CHECK: remark: plan cluster #4 (copy-offload): the region write at own-fd.c:101 -> write at own-fd.c:103 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:101 (short transfer)); estimated
+// CHECK: remark: plan cluster #4 (copy-offload): the region write at own-fd.c:102 -> write at own-fd.c:104 became one multi-call of 2 calls (libmulticall mc_run, auto backend; checked, its error handler kept (§3.3.2): write at own-fd.c:102 (short transfer)); estimated
 // IR-LABEL: define {{.*}} @param(
 // IR: call i64 @__syscluster_run(
