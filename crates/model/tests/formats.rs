@@ -95,3 +95,43 @@ fn function_span_agrees_with_make_plan() {
     }
     assert_eq!(want.lines().count(), got.lines().count());
 }
+
+/// The Rust macro_hash scan gives make-plan.py's hash on every line of 400
+/// random texts of functions and `#define`s (llvm/test/function-spans.py
+/// gen-macros), as the plugin's does (lit function-span.c).
+#[test]
+fn macro_hash_agrees_with_make_plan() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("llvm/test/function-spans.py");
+    let d = tempfile::tempdir().unwrap();
+    let texts = d.path().join("texts");
+    let py = |args: &[&std::ffi::OsStr]| {
+        let o = std::process::Command::new("python3").arg(&script).args(args).output().expect("python3");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    py(&["gen-macros".as_ref(), texts.as_os_str(), "400".as_ref(), "7".as_ref()]);
+    let mut files: Vec<_> = std::fs::read_dir(&texts).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut args: Vec<&std::ffi::OsStr> = vec!["macros".as_ref()];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    let want = py(&args);
+    let mut got = String::new();
+    for f in &files {
+        let text = std::fs::read(f).unwrap();
+        let lines = text.iter().filter(|b| **b == b'\n').count() as u32 + 3;
+        for line in 0..lines {
+            let h = syscluster_model::plan::macro_hash_of_text(&text, line).unwrap_or_else(|| "-".into());
+            got.push_str(&format!("{} {line} {h}\n", f.display()));
+        }
+    }
+    let empty = syscluster_model::plan::fnv1a(b"");
+    assert!(
+        want.lines().filter(|l| !l.ends_with(" -") && !l.ends_with(&empty)).count() > 100,
+        "too few functions using macros to compare"
+    );
+    for (w, g) in want.lines().zip(got.lines()) {
+        assert_eq!(w, g);
+    }
+    assert_eq!(want.lines().count(), got.lines().count());
+}
