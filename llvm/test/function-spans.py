@@ -25,11 +25,11 @@ PIECES = ["{", "}", "{", "}", ";", "\n", "\n", "\n", "  ", "\t", '"', "'", "\\",
           "#", "\n#define X {\n", "int f(void)", "x = 1;", "'}'", '"{"', "\r\n", "a", "/", "*"]
 
 
-def gen(d, count, seed):
+def gen(d, count, seed, pieces=PIECES, longest=80):
     rng = random.Random(seed)
     os.makedirs(d, exist_ok=True)
     for i in range(count):
-        text = "".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 80)))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, longest)))
         with open(os.path.join(d, f"{i:03}.c"), "w", newline="") as f:
             f.write(text)
 
@@ -51,15 +51,6 @@ MACRO_PIECES = ["\n#define A 1\n", "\n# define B (A + 2)\n", "\n  #  define C(x)
                 '"B"', " x ", "\\\n", ";"]
 
 
-def gen_macros(d, count, seed):
-    rng = random.Random(seed)
-    os.makedirs(d, exist_ok=True)
-    for i in range(count):
-        text = "".join(rng.choice(MACRO_PIECES) for _ in range(rng.randrange(1, 60)))
-        with open(os.path.join(d, f"{i:03}.c"), "w", newline="") as f:
-            f.write(text)
-
-
 def macros(files):
     for path in files:
         with open(path, newline="") as f:
@@ -72,7 +63,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "gen":
         gen(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "gen-macros":
-        gen_macros(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        gen(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), MACRO_PIECES, 60)
     elif sys.argv[1] == "macros":
         macros(sys.argv[2:])
     else:
