@@ -109,6 +109,7 @@ struct RegionShape {
   std::string Rule; // the fusion rule that may merge the calls ("writev"), or empty
   std::string NoRuleWhy; // with no rule: what the pass could not prove, or empty
   bool OneFdGuard = false; // §3.4: the rule holds when the descriptors are one, checked at run time
+  unsigned long OwnFds = 0; // bit I: call I's descriptor is its function's own, registered once (Specialize.cpp)
 };
 
 std::string fusionRule(const RegionShape &Shape);
@@ -120,6 +121,10 @@ std::optional<Refusal> loopEntry(BasicBlock *Head, BasicBlock *Latch, BasicBlock
 std::optional<Refusal> copyLoopInstruction(Instruction &I, ArrayRef<const BasicBlock *> Body, const Site &R,
                                            BasicBlock *Pre, FunctionAnalysisManager &FAM);
 std::string specializeDescriptors(const PlanCluster &C, RegionShape &Shape);
+// Descriptors registered once (Specialize.cpp).
+std::optional<std::string> ownDescriptor(Value *V);
+std::string ownDescriptors(RegionShape &Shape);
+void releaseOwnDescriptors(RegionShape &Shape);
 
 class ClusterPass {
 public:

@@ -1,8 +1,11 @@
 //===- Plan.cpp - reading the plan ----------------------------------------===//
 #include "SysCluster/Plan.h"
+
 #include "formats.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Format.h"
@@ -89,6 +92,8 @@ Expected<Plan> loadPlan(StringRef Path) {
           L.SourceHash = H->str();
         if (auto H = O->getString("function_hash"))
           L.FunctionHash = H->str();
+        if (auto H = O->getString("macro_hash"))
+          L.MacroHash = H->str();
         PC.Locations.push_back(std::move(L));
       }
     P.Clusters.push_back(std::move(PC));
@@ -222,6 +227,87 @@ std::optional<std::string> functionHash(StringRef File, unsigned Line, std::pair
     Joined += Lines[L - 1].trim(Blanks).str();
   }
   return fnv1a(Joined);
+}
+
+/// The words of Text that may name a macro: maximal runs of letters,
+/// digits and _ not beginning with a digit.
+static void macroNames(StringRef Text, StringSet<> &Out) {
+  auto Word = [](char C) { return isAlnum(C) || C == '_'; };
+  for (size_t I = 0; I < Text.size();) {
+    if (!Word(Text[I])) {
+      ++I;
+      continue;
+    }
+    size_t E = I;
+    while (E < Text.size() && Word(Text[E]))
+      ++E;
+    if (!isDigit(Text[I]))
+      Out.insert(Text.slice(I, E));
+    I = E;
+  }
+}
+
+/// The name a `#define` line defines (blanks allowed around the `#`, at
+/// least one after `define`), or empty.
+static StringRef definedName(StringRef Line) {
+  StringRef R = Line.ltrim(Blanks);
+  if (!R.consume_front("#"))
+    return "";
+  R = R.ltrim(Blanks);
+  if (!R.consume_front("define") || R.empty() || !StringRef(Blanks).contains(R.front()))
+    return "";
+  R = R.ltrim(Blanks);
+  if (R.empty() || !(isAlpha(R.front()) || R.front() == '_'))
+    return "";
+  return R.take_while([](char C) { return isAlnum(C) || C == '_'; });
+}
+
+std::optional<std::string> macroHashOfText(StringRef Text, unsigned Line) {
+  auto S = functionSpan(Text, Line);
+  if (!S)
+    return std::nullopt;
+  SmallVector<StringRef, 0> Lines;
+  Text.split(Lines, '\n');
+  StringSet<> Words;
+  for (unsigned L = S->first; L <= S->second && L <= Lines.size(); ++L)
+    macroNames(Lines[L - 1], Words);
+  std::vector<std::pair<StringRef, std::string>> Defs;
+  for (size_t I = 0; I < Lines.size(); ++I) {
+    StringRef Name = definedName(Lines[I]);
+    if (Name.empty())
+      continue;
+    std::string Body = Lines[I].trim(Blanks).str();
+    StringRef Last = Lines[I].trim(Blanks);
+    while (Last.ends_with("\\") && I + 1 < Lines.size()) {
+      Last = Lines[++I].trim(Blanks);
+      Body += "\n" + Last.str();
+    }
+    Defs.push_back({Name, std::move(Body)});
+  }
+  std::vector<bool> Used(Defs.size());
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (size_t K = 0; K < Defs.size(); ++K)
+      if (!Used[K] && Words.contains(Defs[K].first)) {
+        Used[K] = Grew = true;
+        macroNames(Defs[K].second, Words);
+      }
+  }
+  std::string Joined;
+  bool First = true;
+  for (size_t K = 0; K < Defs.size(); ++K)
+    if (Used[K]) {
+      Joined += (First ? "" : "\n") + Defs[K].second;
+      First = false;
+    }
+  return fnv1a(Joined);
+}
+
+std::optional<std::string> macroHash(StringRef File, unsigned Line) {
+  auto Buf = MemoryBuffer::getFile(File);
+  if (!Buf)
+    return std::nullopt;
+  return macroHashOfText((*Buf)->getBuffer(), Line);
 }
 
 std::optional<std::string> sourceLineHash(StringRef File, unsigned Line) {

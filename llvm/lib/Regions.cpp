@@ -98,6 +98,7 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     // §3.4: descriptors the code does not prove one, which the value
     // profile shows are (Specialize.cpp).
     std::string Spec = Shape.Rule.empty() ? specializeDescriptors(C, Shape) : "";
+    std::string Own = ownDescriptors(Shape);
     uint64_t Runs = ~uint64_t(0);
     for (const Site *S : R)
       Runs = std::min(Runs, Recorded.lookup(S));
@@ -122,7 +123,8 @@ void ClusterPass::applyRegions(const PlanCluster &C, const std::string &Name,
     std::string Msg = Name + ": " + What + " became one multi-call of " + Twine(Shape.Calls.size()).str() +
                       " calls (libmulticall mc_run, auto backend" +
                       (Checked.empty() ? std::string("") : "; checked, its error handler kept (§3.3.2): " + Checked) +
-                      Sunk + "); " + (Spec.empty() ? "" : Spec + "; ") + Estimate;
+                      Sunk + "); " + (Spec.empty() ? "" : Spec + "; ") + (Own.empty() ? "" : Own + "; ") +
+                      Estimate;
     clustered(Msg, [&] { return replaceRegion(Shape, MinRuns); });
   }
 }
@@ -378,6 +380,7 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
   const unsigned McCheck = 1, McCheckFull = 4; // MC_CHECK, MC_CHECK_FULL (multicall.h)
   unsigned N = Shape.Calls.size();
 
+  releaseOwnDescriptors(Shape);
   for (LoadInst *LI : Shape.Hoist)
     LI->moveBefore(First);
   for (Instruction *I : Shape.Moved)
@@ -420,10 +423,20 @@ Instruction *ClusterPass::replaceRegion(RegionShape &Shape, unsigned long MinRun
   auto *Runs = new GlobalVariable(M, I64, false, GlobalValue::InternalLinkage, ConstantInt::get(I64, 0),
                                   "syscluster.region.runs");
   // Specialized for one descriptor: the runtime's guard runs the calls as
-  // written when their descriptors differ.
-  FunctionCallee Run = M.getOrInsertFunction(Shape.OneFdGuard ? "__syscluster_run_one_fd" : "__syscluster_run",
-                                             FunctionType::get(I64, {Ptr, I32, I64, Ptr}, false));
-  CallInst *MC = B.CreateCall(Run, {Arr, B.getInt32(N), ConstantInt::get(I64, MinRuns), Runs});
+  // written when their descriptors differ.  Descriptors of the function's
+  // own: registered at the first multi-call (Specialize.cpp).
+  CallInst *MC;
+  if (Shape.OwnFds) {
+    FunctionCallee Run =
+        M.getOrInsertFunction(Shape.OneFdGuard ? "__syscluster_run_one_fd_own" : "__syscluster_run_own",
+                              FunctionType::get(I64, {Ptr, I32, I64, Ptr, I64}, false));
+    MC = B.CreateCall(Run, {Arr, B.getInt32(N), ConstantInt::get(I64, MinRuns), Runs,
+                            ConstantInt::get(I64, Shape.OwnFds)});
+  } else {
+    FunctionCallee Run = M.getOrInsertFunction(Shape.OneFdGuard ? "__syscluster_run_one_fd" : "__syscluster_run",
+                                               FunctionType::get(I64, {Ptr, I32, I64, Ptr}, false));
+    MC = B.CreateCall(Run, {Arr, B.getInt32(N), ConstantInt::get(I64, MinRuns), Runs});
+  }
   for (unsigned I = 0; I < N; ++I) {
     CallBase *CB = Shape.Calls[I].Call;
     B.SetCurrentDebugLocation(CB->getDebugLoc());

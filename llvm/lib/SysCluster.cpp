@@ -4,7 +4,8 @@
 // (lib/ClusterPass.h lists the files):
 //  - matches every cluster's locations to call sites (file by path suffix,
 //    line, function; the source line's hash against the plan's source_hash,
-//    the hash of the whole function holding it against its function_hash);
+//    the hash of the whole function holding it against its function_hash,
+//    the file's macros that function uses against its macro_hash);
 //  - for each pair of the cluster's calls, decides the five conditions of
 //    §3.2 (dominance, safety, convexity, argument safety, linearity) and
 //    says which fails;
@@ -212,6 +213,24 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
                      "; left as it is");
           Stale = true;
           continue;
+        }
+        // The macros of the file the function uses, defined outside it
+        // (`#define BUFSIZE 4096` above it): docs/PLAN_FORMAT.md, macro_hash.
+        if (L.MacroHash) {
+          auto MNow = macroHash(File, L.Line);
+          if (!MNow || *MNow != *L.MacroHash) {
+            missed(S.S.Call, "StaleMacros",
+                   Name + ": stale plan: the macros of " + sys::path::filename(File).str() + " that the function " +
+                       Fn + " holding " + describe(S) + " uses changed since the recording (macro_hash " +
+                       *L.MacroHash + ", now " + MNow.value_or("none") + "); left as it is");
+            Stale = true;
+            continue;
+          }
+        } else if (!Only) {
+          analysis(S.S.Call, "NoMacroHash",
+                   Name + ": the plan has no macro_hash for " + describe(S) +
+                       " (a plan written before it): the macros the function uses, defined outside it, are not "
+                       "checked");
         }
       } else if (L.SourceHash && !Only) {
         analysis(S.S.Call, "NoFunctionHash",

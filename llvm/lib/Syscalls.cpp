@@ -45,6 +45,8 @@ bool isLibcSyscallFunction(StringRef Name) {
   return Name == "syscall" || table().ByFunction.count(Name);
 }
 
+bool keepsDescriptors(long Nr) { return scl_keeps_fds(Nr); }
+
 std::optional<SyscallSite> recognizeSyscall(CallBase &CB) {
   Function *F = CB.getCalledFunction();
   if (!F || !F->isDeclaration() || F->isIntrinsic())

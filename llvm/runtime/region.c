@@ -23,6 +23,7 @@
  * handler that interrupts this thread inside a multi-call.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "multicall.h"
@@ -70,7 +71,80 @@ static long finish(const struct mc_call *calls, unsigned n, long stop)
 	return stop;
 }
 
-long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
+/* Descriptors of the function's own, registered once in region_ctx
+ * (mc_fd_register: their class asked once, not in every multi-call).
+ * Only descriptors the plugin proved its function's own are offered — the
+ * result of an open in that function, given to nothing but system calls
+ * (no dup, no store, no other function) and the pass's multi-calls
+ * (llvm/lib/Specialize.cpp, ownDescriptor) — and the plugin calls
+ * __syscluster_fd_release before every call of that function that may
+ * change what a number names or its status flags (close, dup2/dup3 onto
+ * it, fcntl, …; __syscluster_fd_release_all before close_range and
+ * closefrom).  No other
+ * code of the program was given the number, so nothing else may close or
+ * change it (the promise mc_fd_register asks of its caller).
+ *
+ * Only regular files are registered (one fstat, once): what the library
+ * keeps of them — the type, the filesystem, the identity — no process can
+ * change; their status flags, which another process sharing the open file
+ * (a child after fork, a program started with the descriptor) may change,
+ * decide nothing for them but io_uring's O_APPEND test, which the auto
+ * backend uses only where the calibration says io_uring wins.  A pipe's
+ * class depends on O_DIRECT (a packet pipe): it stays classified in every
+ * run.
+ *
+ * Per thread, as the context: a thread registers only descriptors of its
+ * own calls of the function, whose changes it releases in its own
+ * context.  A fork copies the bits with the context and the descriptor
+ * table; an exec starts without either.  Bits per number below OWN_MAX:
+ * registered, and asked (registered or not to be: not asked again until
+ * released). */
+#define OWN_MAX 1024
+static __thread unsigned char own_registered[OWN_MAX / 8], own_asked[OWN_MAX / 8];
+
+#define BIT(a, fd) ((a)[(fd) / 8] & (1u << (fd) % 8))
+
+static void register_own(const struct mc_call *calls, unsigned n, unsigned long own)
+{
+	for (unsigned i = 0; i < n && i < 8 * sizeof(own); i++) {
+		long fd = calls[i].args[0];
+		struct stat st;
+		int saved = errno;
+
+		if (!(own >> i & 1) || calls[i].ref[0] || fd < 0 || fd >= OWN_MAX || BIT(own_asked, fd))
+			continue;
+		own_asked[fd / 8] |= (unsigned char)(1u << fd % 8);
+		if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && mc_fd_register(region_ctx, (int)fd) == 0)
+			own_registered[fd / 8] |= (unsigned char)(1u << fd % 8);
+		errno = saved;
+	}
+}
+
+static void release_one(int fd)
+{
+	if (BIT(own_registered, fd))
+		mc_fd_unregister(region_ctx, fd);
+	own_registered[fd / 8] &= (unsigned char)~(1u << fd % 8);
+	own_asked[fd / 8] &= (unsigned char)~(1u << fd % 8);
+}
+
+/* Before a call that may change what fd names. */
+void __syscluster_fd_release(long fd)
+{
+	if (region_ctx && fd >= 0 && fd < OWN_MAX)
+		release_one((int)fd);
+}
+
+/* Before close_range and closefrom: every number. */
+void __syscluster_fd_release_all(void)
+{
+	if (region_ctx)
+		for (int i = 0; i < OWN_MAX; i++)
+			release_one(i);
+}
+
+static long run_region(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs,
+		       unsigned long own)
 {
 	long stop = -1;
 
@@ -83,6 +157,8 @@ long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs,
 		stop = run_plain(calls, n);
 	if (stop < 0) {
 		region_busy = 1;
+		if (own)
+			register_own(calls, n, own);
 		stop = mc_run(region_ctx, calls, n);
 		region_busy = 0;
 		if (stop < 0) /* refused before anything ran */
@@ -91,14 +167,34 @@ long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs,
 	return finish(calls, n, stop);
 }
 
+long __syscluster_run(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
+{
+	return run_region(calls, n, min_runs, runs, 0);
+}
+
+/* The same, where the descriptors of the calls in the mask own (bit i:
+ * calls[i].args[0]) are the function's own: registered at their first
+ * multi-call. */
+long __syscluster_run_own(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs,
+			  unsigned long own)
+{
+	return run_region(calls, n, min_runs, runs, own);
+}
+
 /* A region specialized on the value profile for one descriptor (seed 000
  * §3.4): the multi-call when every call's descriptor is the first's, the
  * calls as written (no context, no bookkeeping beyond this test) when
  * they differ, where no fusion rule would merge them. */
-long __syscluster_run_one_fd(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
+long __syscluster_run_one_fd_own(struct mc_call *calls, unsigned n, unsigned long min_runs,
+				 unsigned long *runs, unsigned long own)
 {
 	for (unsigned i = 1; i < n; i++)
 		if (calls[i].ref[0] || calls[i].args[0] != calls[0].args[0])
 			return finish(calls, n, run_plain(calls, n));
-	return __syscluster_run(calls, n, min_runs, runs);
+	return run_region(calls, n, min_runs, runs, own);
+}
+
+long __syscluster_run_one_fd(struct mc_call *calls, unsigned n, unsigned long min_runs, unsigned long *runs)
+{
+	return __syscluster_run_one_fd_own(calls, n, min_runs, runs, 0);
 }

@@ -8,7 +8,8 @@ functions (and of several SOURCEs: a helper's other translation unit) in
 one cluster.
 
     make-plan.py SOURCE... [--calls read,write] [--shape loop] [--function main] [--rule copy-offload]
-                 [--hash [--no-function-hash] | --bad-hash] [--bad-function-hash] [--no-lines] [--count N] [--arg read.count=4096] > PLAN
+                 [--hash [--no-function-hash | --no-macro-hash] | --bad-hash] [--bad-function-hash] [--no-lines]
+                 [--count N] [--arg read.count=4096] > PLAN
 """
 import argparse
 import json
@@ -83,6 +84,52 @@ def function_hash(text, line):
     return fnv1a("\n".join(l.strip(" \t\r\f\v") for l in lines))
 
 
+BLANKS = " \t\r\f\v"
+DEFINE = re.compile(r"[ \t\r\f\v]*#[ \t\r\f\v]*define[ \t\r\f\v]+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def names(text):
+    """The words of TEXT that may name a macro: maximal runs of letters,
+    digits and _ that do not begin with a digit."""
+    return {w for w in re.findall(r"[A-Za-z0-9_]+", text) if not w[0].isdigit()}
+
+
+def macro_definitions(text):
+    """The #define directives of TEXT in file order: (name, its lines --
+    continued lines too -- trimmed, joined by newlines)."""
+    lines, defs, i = text.split("\n"), [], 0
+    while i < len(lines):
+        m = DEFINE.match(lines[i])
+        if m:
+            body = [lines[i].strip(BLANKS)]
+            while body[-1].endswith("\\") and i + 1 < len(lines):
+                i += 1
+                body.append(lines[i].strip(BLANKS))
+            defs.append((m.group(1), "\n".join(body)))
+        i += 1
+    return defs
+
+
+def macro_hash(text, line):
+    """The plan's macro_hash of the function holding LINE of TEXT: the
+    definitions (file order) of the macros of the file the function's lines
+    name, directly or through another of those definitions."""
+    span = function_span(text, line)
+    if span is None:
+        return None
+    words = names("\n".join(text.split("\n")[span[0] - 1:span[1]]))
+    defs = macro_definitions(text)
+    used = [False] * len(defs)
+    grew = True
+    while grew:
+        grew = False
+        for k, (name, body) in enumerate(defs):
+            if not used[k] and name in words:
+                used[k], grew = True, True
+                words |= names(body)
+    return fnv1a("\n".join(body for k, (_, body) in enumerate(defs) if used[k]))
+
+
 def add_locations(a, source, by_function):
     """The locations of SOURCE's markers, added to their cluster's list."""
     with open(source, newline="") as f:  # lines split at \n only, as the plugin does
@@ -110,6 +157,8 @@ def add_locations(a, source, by_function):
             fh = None if a.no_function_hash or ir else function_hash(text, n)
             if fh:
                 loc["function_hash"] = fh
+                if not a.no_macro_hash:
+                    loc["macro_hash"] = macro_hash(text, n)
         if a.bad_function_hash:
             loc["function_hash"] = "fedcba9876543210"
         if a.bad_hash:
@@ -129,6 +178,8 @@ def main():
     ap.add_argument("--no-function-hash", action="store_true",
                     help="with --hash: line hashes only, as a plan_version 1 plan")
     ap.add_argument("--bad-function-hash", action="store_true", help="add a function_hash that does not match")
+    ap.add_argument("--no-macro-hash", action="store_true",
+                    help="with --hash: no macro_hash, as a plan_version 2 plan written before it")
     ap.add_argument("--no-lines", action="store_true", help="as from a binary without debug info")
     ap.add_argument("--count", type=int, default=100, help="calls recorded at each location")
     ap.add_argument("--arg", action="append", default=[],

@@ -288,13 +288,17 @@ fn advise_reads_the_compilers_remarks() {
         .arg(&plan)
         .arg(&profile));
     assert!(o.status.success(), "{}", stderr(&o));
-    // Each location of copy.c holds its function's fingerprint, which the
-    // compiler recomputes (a disagreement would leave the loop as it is).
+    // Each location of copy.c holds its function's fingerprint and that of
+    // the macros it uses, which the compiler recomputes (a disagreement
+    // would leave the loop as it is).
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
     let locs: Vec<&serde_json::Value> =
         v["clusters"].as_array().unwrap().iter().flat_map(|c| c["locations"].as_array().unwrap()).collect();
     let in_copy: Vec<_> = locs.iter().filter(|l| l["file"].as_str().is_some_and(|f| f.ends_with("copy.c"))).collect();
-    assert!(!in_copy.is_empty() && in_copy.iter().all(|l| l["function_hash"].is_string()), "{locs:?}");
+    assert!(
+        !in_copy.is_empty() && in_copy.iter().all(|l| l["function_hash"].is_string() && l["macro_hash"].is_string()),
+        "{locs:?}"
+    );
     let remarks = d.path().join("remarks");
     let o = run(syscluster()
         .arg("cc")

@@ -211,7 +211,7 @@ check "$ROOT/tests/plugin/copy_report.c" --assume-gain
 # injected into the K-th call as the source issues it: a failed call must
 # cancel the rest of its multi-call and run the program's own handler.
 check_region() {
-  local src=$ROOT/tests/plugin/region_report.c v
+  local src=$ROOT/tests/plugin/region_report.c v before after
   mkdir -p "$T/region" && cd "$T/region"
   mkdir -p plain sc assume empty
   head -c 8000 /dev/urandom > in
@@ -236,6 +236,13 @@ check_region() {
       verify "region-$v-$fault" --inject "$fault" -- "$PWD/plain/region_report" "$PWD/in" out 1000 ::: \
         "$PWD/$v/region_report" "$PWD/in" out 1000
     done
+  done
+  # The descriptors are main's own: registered once, the writes' writev
+  # is not preceded by a statx in every run.
+  for v in sc assume; do
+    read -r before after < <(crossings "region-$v")
+    echo "plugin test: region: crossings ($v): $before (clang) -> $after (syscluster cc)"
+    [ "$after" -lt "$before" ] || fail "region: $v: no fewer crossings ($before -> $after)"
   done
   # A fault must have taken the handler (err's exit status), not ended the run.
   grep -q '^  exit  *5  *5$' region-assume-write:ENOSPC@3.verify || fail "region: write:ENOSPC@3 did not exit 5 in both"
@@ -480,7 +487,7 @@ check_left
 # makes the two writes one writev region behind the runtime's guard. Both
 # sides of the guard (one descriptor; two files) are compared, with faults.
 check_spec_fd() {
-  local fault v
+  local fault v before after
   mkdir -p "$T/specfd"
   build_recorded specfd "$ROOT/tests/plugin/spec_fd.c" "$T/specfd/rec" - 1000
   for v in remarks remarks-sc; do
@@ -500,13 +507,71 @@ check_spec_fd() {
     grep -q '^  exit  *1  *1$' "specfd-$v-one-write:short@1601.verify" ||
       fail "specfd: $v: write:short@1601 did not take the handler in both"
   done
+  # The descriptors are main's own (opened there): registered once, the
+  # writev is not preceded by a statx in every run.
   read -r before after < <(crossings specfd-sc-one)
   echo "plugin test: specfd: crossings, one descriptor: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -lt "$before" ] || fail "specfd: one descriptor: no fewer crossings ($before -> $after)"
   read -r before after < <(crossings specfd-sc-two)
   echo "plugin test: specfd: crossings, two files: $before (clang) -> $after (syscluster cc)"
+  [ "$after" -le "$before" ] || fail "specfd: two files: more crossings ($before -> $after)"
   cd "$T"
 }
 check_spec_fd
+
+# Descriptors registered once (mc_fd_register): reuse_fd.c's region of two
+# writes is on a descriptor of main's own (opened there, given to nothing
+# but system calls), which the runtime registers at its first multi-call;
+# then the program closes it and opens /proc/self/comm (the same number),
+# dup2s that file onto it, changes it with fcntl, forks a child that does
+# the same, or execs itself. Both builds must give the same output and
+# files; and the plugin build must classify the number again after each
+# change: writes to /proc/self/comm (a proc file, never fused) stay write
+# calls — a stale registration (the regular file's) would make them
+# writev — and a file whose flags fcntl changed is registered again (two
+# statx, not one). The counts are those of the library's built-in choices
+# (the lit calibration is another machine's): a registered file fuses 2
+# writes, an unregistered one 8.
+check_reuse_fd() {
+  local m v n=5 writev statx
+  mkdir -p "$T/reusefd/empty" && touch "$T/reusefd/rec" "$T/reusefd/empty/f1"
+  build_recorded reusefd "$ROOT/tests/plugin/reuse_fd.c" close 1000 "$T/reusefd/rec"
+  grep -q 'its descriptors registered once per thread' remarks/*.opt.yaml ||
+    fail "reusefd: the descriptor was not registered: $(grep -h -A4 'Name:.*Clustered\|NotReplaced\|NoGain' remarks/*.opt.yaml)"
+  grep -q __syscluster_fd_release <(nm assume/reusefd) || fail "reusefd: no release before the calls that change descriptors"
+  rm -f fifo && mkfifo fifo
+  for m in "close $n f1 /proc/self/comm" "dup2 $n f1 /proc/self/comm" "fcntl $n f1" "fcntl 3 $PWD/fifo" \
+           "fork $n f1 /proc/self/comm" "exec $n f1 /proc/self/comm"; do
+    # shellcheck disable=SC2086
+    verify "reusefd-${m%% *}-$(basename "${m##* }")" -- "$PWD/plain/reusefd" $m ::: "$PWD/assume/reusefd" $m
+  done
+  # The counts, in a scratch directory with the file.
+  counts() {
+    local out
+    rm -rf count && cp -r empty count
+    out=$(cd count && "$BIN" stat -r 1 --top 1000 -- "$PWD/../assume/reusefd" "$@" 2>&1)
+    writev=$(awk '$2 == "writev" {print $1}' <<< "$out"); writev=${writev:-0}
+    statx=$(awk '$2 == "statx" {print $1}' <<< "$out"); statx=${statx:-0}
+  }
+  counts close $n f1 /proc/self/comm
+  [ "$writev" -eq $n ] || fail "reusefd: close + open: $writev writev for $n records to the file (stale: $((2 * n)))"
+  counts dup2 $n f1 /proc/self/comm
+  [ "$writev" -eq $n ] || fail "reusefd: dup2: $writev writev for $n records to the file (stale: $((2 * n)))"
+  counts fork $n f1 /proc/self/comm
+  [ "$writev" -eq $((2 * n)) ] || fail "reusefd: fork: $writev writev for $((2 * n)) records to the file (stale: $((3 * n)))"
+  counts exec $n f1 /proc/self/comm
+  [ "$writev" -eq $n ] || fail "reusefd: exec: $writev writev for $n records to the file"
+  counts fcntl $n f1
+  [ "$writev" -eq $((2 * n)) ] && [ "$statx" -eq 2 ] ||
+    fail "reusefd: fcntl: $writev writev, $statx statx (want $((2 * n)) and 2: registered again after F_SETFL)"
+  echo "plugin test: reusefd: the registration is dropped at close, dup2, fcntl and in a forked child"
+  for m in write:ENOSPC@3 write:short@4 write:EIO@12; do
+    verify "reusefd-close-$m" --inject "$m" -- "$PWD/plain/reusefd" close $n f1 /proc/self/comm ::: \
+      "$PWD/assume/reusefd" close $n f1 /proc/self/comm
+  done
+  cd "$T"
+}
+check_reuse_fd
 
 # Checked copy loops (§3.3.2 in §3.4): checked_copy.c's loop checks its
 # writes, `!= n` to err (CHECK=1), `< 0` to perror+exit (2), `< n` to the

@@ -122,6 +122,7 @@ fn cluster(r: &Recommendation, a: &Advice, p: &Profile) -> Cluster {
                 code_hash: None,
                 source_hash: None,
                 function_hash: None,
+                macro_hash: None,
             })
             .collect(),
         parameters: r.parameters.clone(),

@@ -811,9 +811,12 @@ fn plan_fingerprints_each_location_and_its_function() {
     let c = plan.clusters.iter().find(|c| c.rule == "looped-multicall").unwrap();
     let main = function_hash(&src, 26).unwrap();
     assert_eq!(function_hash(&src, 20).unwrap(), main, "one function");
+    // main uses no macro: macro_hash is the hash of nothing, present.
+    let no_macros = syscluster_model::plan::fnv1a(b"");
     for l in &c.locations {
         assert_eq!(l.source_hash.as_deref(), Some(source_hash(&src, l.line.unwrap()).unwrap().as_str()));
         assert_eq!(l.function_hash.as_deref(), Some(main.as_str()), "{l:?}");
+        assert_eq!(l.macro_hash.as_deref(), Some(no_macros.as_str()), "{l:?}");
     }
     // The open at line 11 is in no function body: no function_hash.
     let opens: Vec<_> = plan.clusters.iter().flat_map(|c| &c.locations).filter(|l| l.line == Some(11)).collect();
@@ -826,11 +829,22 @@ fn plan_fingerprints_each_location_and_its_function() {
     for c in v["clusters"].as_array_mut().unwrap() {
         for l in c["locations"].as_array_mut().unwrap() {
             l.as_object_mut().unwrap().remove("function_hash");
+            l.as_object_mut().unwrap().remove("macro_hash");
         }
     }
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     let old = Plan::load(&path).unwrap();
     assert!(old.clusters.iter().flat_map(|c| &c.locations).all(|l| l.function_hash.is_none()));
+    // A plan_version 2 plan written before macro_hash still loads.
+    let mut v: serde_json::Value = serde_json::from_slice(&plan.to_json()).unwrap();
+    for c in v["clusters"].as_array_mut().unwrap() {
+        for l in c["locations"].as_array_mut().unwrap() {
+            l.as_object_mut().unwrap().remove("macro_hash");
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let before = Plan::load(&path).unwrap();
+    assert!(before.clusters.iter().flat_map(|c| &c.locations).all(|l| l.macro_hash.is_none()));
 }
 
 #[test]

@@ -130,6 +130,12 @@ pub struct PlanLocation {
     /// nothing else in the function changed either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_hash: Option<String>,
+    /// [`macro_hash`] of the file's macros that function uses, defined
+    /// outside it (`#define BUFSIZE 4096`): a change there changes no line of
+    /// the function. Added to plan_version 2 later: absent in plans written
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub macro_hash: Option<String>,
 }
 
 /// One fact of the profile a recommendation rests on.
@@ -330,6 +336,86 @@ pub fn function_hash(path: &Path, line: u32) -> Result<String, String> {
     Ok(fnv1a(&lines.join(&b'\n')))
 }
 
+/// The words of `text` that may name a macro: maximal runs of letters,
+/// digits and `_` that do not begin with a digit.
+fn macro_names<'a>(text: &'a [u8], out: &mut std::collections::HashSet<&'a [u8]>) {
+    for w in text.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
+        if w.first().is_some_and(|b| !b.is_ascii_digit()) {
+            out.insert(w);
+        }
+    }
+}
+
+/// The name a `#define` line defines (blanks allowed around the `#`, at
+/// least one after `define`).
+fn defined_name(line: &[u8]) -> Option<&[u8]> {
+    let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
+    let skip = |l: &[u8]| -> usize { l.iter().position(|b| !blank(b)).unwrap_or(l.len()) };
+    let r = &line[skip(line)..];
+    let r = r.strip_prefix(b"#")?;
+    let r = r[skip(r)..].strip_prefix(b"define")?;
+    if !r.first().is_some_and(blank) {
+        return None;
+    }
+    let r = &r[skip(r)..];
+    if !r.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+        return None;
+    }
+    let end = r.iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).unwrap_or(r.len());
+    Some(&r[..end])
+}
+
+/// FNV-1a (as [`function_hash`]) of the definitions, in file order, of the
+/// macros defined in `text` that the function holding line `line` names,
+/// directly or through another of those definitions: each `#define` with
+/// its continued lines, every line without its leading and trailing blanks,
+/// joined by newlines. Words in comments and literals count too (a stricter
+/// check, never a looser one). None when the line is in no function body.
+/// The compiler plugin computes the same (llvm/lib/Plan.cpp,
+/// `macroHashOfText`); docs/PLAN_FORMAT.md, `macro_hash`.
+pub fn macro_hash_of_text(text: &[u8], line: u32) -> Option<String> {
+    let (from, to) = function_span(text, line)?;
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    let mut words = std::collections::HashSet::new();
+    for l in lines.iter().skip(from as usize - 1).take((to - from + 1) as usize) {
+        macro_names(l, &mut words);
+    }
+    let mut defs: Vec<(&[u8], Vec<u8>)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(name) = defined_name(lines[i]) {
+            let mut body = trim_blanks(lines[i]).to_vec();
+            while body.ends_with(b"\\") && i + 1 < lines.len() {
+                i += 1;
+                body.push(b'\n');
+                body.extend_from_slice(trim_blanks(lines[i]));
+            }
+            defs.push((name, body));
+        }
+        i += 1;
+    }
+    let mut used = vec![false; defs.len()];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (k, (name, body)) in defs.iter().enumerate() {
+            if !used[k] && words.contains(name) {
+                used[k] = true;
+                grew = true;
+                macro_names(body, &mut words);
+            }
+        }
+    }
+    let chosen: Vec<&[u8]> = defs.iter().zip(&used).filter(|(_, u)| **u).map(|((_, b), _)| b.as_slice()).collect();
+    Some(fnv1a(&chosen.join(&b'\n')))
+}
+
+/// [`macro_hash_of_text`] of the file `path`.
+pub fn macro_hash(path: &Path, line: u32) -> Result<String, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    macro_hash_of_text(&text, line).ok_or_else(|| format!("{}:{line} is in no function body", path.display()))
+}
+
 /// `l` without its leading and trailing blanks (spaces, tabs, CR, FF, VT).
 fn trim_blanks(l: &[u8]) -> &[u8] {
     let blank = |b: &u8| matches!(*b, b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b');
@@ -346,6 +432,7 @@ impl Plan {
             if let (Some(f), Some(line)) = (&l.file, l.line) {
                 l.source_hash = source_hash(Path::new(f), line).ok();
                 l.function_hash = function_hash(Path::new(f), line).ok();
+                l.macro_hash = macro_hash(Path::new(f), line).ok();
             }
         }
         self
@@ -524,6 +611,25 @@ mod function_span_tests {
         let p = dir.join("f.c");
         assert!(function_hash(&p, 1).unwrap_err().contains("in no function body"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// macro_hash covers the file's macros the function uses, through other
+    /// macros too, and nothing else.
+    #[test]
+    fn macro_hash_follows_the_function_s_macros() {
+        let text = |size: &str, unused: &str| {
+            format!(
+                "#define KB 1024\n#  define BUFSIZE ({size} * KB) \\\n   + 0\n#define UNUSED {unused}\n\
+                 int main(void)\n{{\n    char buf[BUFSIZE];\n    return 0;\n}}\nint f(void) {{ return UNUSED; }}\n"
+            )
+        };
+        let base = text("4", "1");
+        let h = macro_hash_of_text(base.as_bytes(), 7).unwrap();
+        assert_eq!(h, fnv1a(b"#define KB 1024\n#  define BUFSIZE (4 * KB) \\\n+ 0"), "BUFSIZE and, through it, KB");
+        assert_ne!(macro_hash_of_text(text("8", "1").as_bytes(), 7).unwrap(), h, "BUFSIZE changed");
+        assert_eq!(macro_hash_of_text(text("4", "2").as_bytes(), 7).unwrap(), h, "a macro main does not use");
+        assert_eq!(macro_hash_of_text(base.as_bytes(), 1), None, "no function");
+        assert_eq!(macro_hash_of_text(b"int f(void)\n{\n  return 9KB;\n}\n#define KB 1\n", 2), Some(fnv1a(b"")));
     }
 
     #[test]

@@ -57,11 +57,11 @@ fn function_hash_of_the_fixture() {
     assert_eq!(l.function_hash.as_deref(), Some(now.as_str()));
 }
 
-/// The Rust scan finds the same function spans as make-plan.py's on every
-/// line of 400 random texts (llvm/test/function-spans.py), as the plugin's
-/// does (lit function-span.c): the three implementations agree.
-#[test]
-fn function_span_agrees_with_make_plan() {
+/// function-spans.py's texts (`gen` or `gen-macros`, 400 of them) and what
+/// make-plan.py's scan prints for every line of each (`spans` or `macros`),
+/// against what `ours` gives for the text and the line, printed alike.
+/// Returns the lines compared.
+fn compare_with_make_plan(gen: &str, seed: &str, print: &str, ours: impl Fn(&[u8], u32) -> String) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("llvm/test/function-spans.py");
     let d = tempfile::tempdir().unwrap();
@@ -71,10 +71,10 @@ fn function_span_agrees_with_make_plan() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
-    py(&["gen".as_ref(), texts.as_os_str(), "400".as_ref(), "12".as_ref()]);
+    py(&[gen.as_ref(), texts.as_os_str(), "400".as_ref(), seed.as_ref()]);
     let mut files: Vec<_> = std::fs::read_dir(&texts).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
-    let mut args: Vec<&std::ffi::OsStr> = vec!["spans".as_ref()];
+    let mut args: Vec<&std::ffi::OsStr> = vec![print.as_ref()];
     args.extend(files.iter().map(|f| f.as_os_str()));
     let want = py(&args);
     let mut got = String::new();
@@ -82,16 +82,41 @@ fn function_span_agrees_with_make_plan() {
         let text = std::fs::read(f).unwrap();
         let lines = text.iter().filter(|b| **b == b'\n').count() as u32 + 3;
         for line in 0..lines {
-            let span = match syscluster_model::plan::function_span(&text, line) {
-                Some((a, b)) => format!("{a} {b}"),
-                None => "-".into(),
-            };
-            got.push_str(&format!("{} {line} {span}\n", f.display()));
+            got.push_str(&format!("{} {line} {}\n", f.display(), ours(&text, line)));
         }
     }
-    assert!(want.lines().filter(|l| !l.ends_with(" -")).count() > 100, "too few spans to compare");
     for (w, g) in want.lines().zip(got.lines()) {
         assert_eq!(w, g);
     }
     assert_eq!(want.lines().count(), got.lines().count());
+    want
+}
+
+/// The Rust scan finds the same function spans as make-plan.py's on every
+/// line of 400 random texts (llvm/test/function-spans.py), as the plugin's
+/// does (lit function-span.c): the three implementations agree.
+#[test]
+fn function_span_agrees_with_make_plan() {
+    let want = compare_with_make_plan("gen", "12", "spans", |text, line| {
+        match syscluster_model::plan::function_span(text, line) {
+            Some((a, b)) => format!("{a} {b}"),
+            None => "-".into(),
+        }
+    });
+    assert!(want.lines().filter(|l| !l.ends_with(" -")).count() > 100, "too few spans to compare");
+}
+
+/// The Rust macro_hash scan gives make-plan.py's hash on every line of 400
+/// random texts of functions and `#define`s (llvm/test/function-spans.py
+/// gen-macros), as the plugin's does (lit function-span.c).
+#[test]
+fn macro_hash_agrees_with_make_plan() {
+    let want = compare_with_make_plan("gen-macros", "7", "macros", |text, line| {
+        syscluster_model::plan::macro_hash_of_text(text, line).unwrap_or_else(|| "-".into())
+    });
+    let empty = syscluster_model::plan::fnv1a(b"");
+    assert!(
+        want.lines().filter(|l| !l.ends_with(" -") && !l.ends_with(&empty)).count() > 100,
+        "too few functions using macros to compare"
+    );
 }

@@ -29,6 +29,7 @@ struct PlanLocation {
   uint64_t Count = 0;
   std::optional<std::string> SourceHash; // FNV-1a of the trimmed source line
   std::optional<std::string> FunctionHash; // FNV-1a of the function holding it (plan_version 2)
+  std::optional<std::string> MacroHash;    // FNV-1a of the file's macros that function uses (later plan_version 2)
 };
 
 struct PlanCall {
@@ -83,6 +84,16 @@ std::optional<std::pair<unsigned, unsigned>> functionSpan(llvm::StringRef Text, 
 /// be read or the line is in no function body.
 std::optional<std::string> functionHash(llvm::StringRef File, unsigned Line,
                                         std::pair<unsigned, unsigned> *Span = nullptr);
+
+/// FNV-1a of the definitions, in file order, of the macros defined in
+/// Text (`#define`, continued lines included, each line trimmed, joined by
+/// newlines) that the lines of functionSpan name, directly or through
+/// another of those definitions: the plan's `macro_hash`
+/// (docs/PLAN_FORMAT.md; the same as crates/model/src/plan.rs,
+/// `macro_hash`).  std::nullopt when the line is in no function body.
+std::optional<std::string> macroHashOfText(llvm::StringRef Text, unsigned Line);
+/// The same of a file; std::nullopt when it cannot be read either.
+std::optional<std::string> macroHash(llvm::StringRef File, unsigned Line);
 
 } // namespace syscluster
 

@@ -32,6 +32,10 @@ struct SyscallSite {
 
 std::optional<SyscallSite> recognizeSyscall(llvm::CallBase &CB);
 
+/// Whether system call Nr leaves every descriptor naming what it named,
+/// with its status flags (scl_keeps_fds of data/gen/syscall_lists.h).
+bool keepsDescriptors(long Nr);
+
 /// Whether Name is one of libc's functions that issue a system call (or
 /// syscall(2)): never a program's wrapper defined elsewhere, even where
 /// recognizeSyscall cannot say which call it makes (a variable number).
