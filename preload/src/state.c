@@ -13,7 +13,22 @@
 
 /* ---- locks ------------------------------------------------------------ */
 
+/* Set while the signal trampolines are not installed yet (process.c sets
+ * it to signals.c's sc_signals_take, which this file, below it, cannot
+ * call): they are installed before the runtime first takes a lock, so that
+ * no handler of the program ever runs in a thread holding one
+ * (docs/RUNTIME.md, "Signals before the first deferral"). */
+void (*_Atomic sc_first_lock)(void);
+
 void sc_spin_lock(_Atomic int *l)
+{
+    void (*first)(void) = atomic_load_explicit(&sc_first_lock, memory_order_acquire);
+    if (sc_unlikely(first != NULL))
+        first();
+    sc_lock_word(l);
+}
+
+void sc_lock_word(_Atomic int *l)
 {
     int c = 0;
     if (atomic_compare_exchange_strong(l, &c, 1))
