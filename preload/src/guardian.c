@@ -516,6 +516,12 @@ int sc_region_create(void)
     sc_enter();
     sc_spin_lock(&G.bind_lock);
     if (!G.sh) {
+        /* The fast path's barrier (state.c), registered for before any slot
+         * can be biased -- here rather than at start: a process that defers
+         * nothing does not pay for it.  A fork child keeps the
+         * registration. */
+        if (!sc_fast_ok)
+            sc_fast_register();
         struct sc_shared *sh = region_new(G.slots, 1);
         if (sh) {
             G.slots = sh->slots;

@@ -148,7 +148,6 @@ __attribute__((constructor(101))) static void sc_init(void)
     }
     pthread_atfork(sc_fork_prepare, sc_fork_parent, sc_fork_child);
     atomic_store(&G.mode, SC_ACTIVE);
-    sc_fast_register();
     /* The signal trampolines are installed when first needed (signals.c):
      * before the first lock (the first deferral takes one), at the
      * program's first sigaction that sets a handler -- and now when there

@@ -71,7 +71,7 @@ int sc_guardian_gone(int pid)
  * thread of the program, or the guardian (another process) -- pays instead
  * (unbias, sc_slot_trylock): it clears the bias, makes every running thread
  * of the program execute a full memory barrier (membarrier(2),
- * MEMBARRIER_CMD_GLOBAL_EXPEDITED: the program registers for it at start),
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED: the program registers for it at its first deferral),
  * and waits until busy reads 0.  After the barrier either the biased thread
  * sees bias 0 (its busy store and bias load came after it: it leaves the
  * fast path for the lock) or its busy = 1 is visible (its store came before
