@@ -346,8 +346,8 @@ void sc_signals_take(void)
             if (kernel_action(sig, &cur, &k))
                 SC_REAL(sigaction)(sig, &k, NULL);
         }
-        atomic_store_explicit(&sc_first_lock, NULL, memory_order_relaxed);
         atomic_store_explicit(&managed, 1, memory_order_release);
+        atomic_store_explicit(&sc_first_lock, NULL, memory_order_release);
     }
     sc_spin_unlock(&sig_lock);
     sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8);

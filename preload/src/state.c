@@ -13,10 +13,10 @@
 
 /* ---- locks ------------------------------------------------------------ */
 
-/* Set while the signal trampolines are not installed yet (process.c sets
- * it to signals.c's sc_signals_take, which this file, below it, cannot
- * call): they are installed before the runtime first takes a lock, so that
- * no handler of the program ever runs in a thread holding one
+/* Set while the signal trampolines are not installed yet (signals.c sets
+ * it at start to sc_signals_take, which this file, below it, cannot call):
+ * they are installed before the runtime first takes a lock, so that no
+ * handler of the program ever runs in a thread holding one
  * (docs/RUNTIME.md, "Signals before the first deferral"). */
 void (*_Atomic sc_first_lock)(void);
 
