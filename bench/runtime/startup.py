@@ -15,14 +15,14 @@ that cache emptied before every run (it scans and writes the verdicts).
 Writes bench/results/startup.json and the "## Start-up of `syscluster run`
 (issue 10)" section of docs/BENCHMARKS.md.
 
-    bench/runtime/startup.py [--rounds N] [--only TEXT] [--before BIN] [--before-lib LIB] [--before-label TEXT]
-
---before and --before-lib add an earlier build to the same rounds: its
-`BIN run --` and its library alone (LD_PRELOAD=LIB), for side-by-side
-figures (a change measured against the noise of one machine's load).
+    bench/runtime/startup.py [--rounds N] [--only TEXT] [--before BIN] [--before-library LIB] [--before-label TEXT]
 
 --only measures the programs whose name contains TEXT and prints the table
 without writing the results or the document (a check, not a benchmark).
+--before BIN adds `BIN run` (an earlier build of the launcher, with the
+library beside it) and --before-library LIB that library alone, in the
+same rounds: the old build beside the new, under the same load.  Each
+column also gives the mean minor page faults.
 Scratch files (2,000 small files for tar, a 3 MiB file to copy) live in a
 temporary directory that is removed at the end."""
 import argparse
@@ -63,7 +63,8 @@ def library():
 
 
 def once(argv, env, devnull):
-    """Wall seconds and CPU seconds of one run of argv (stdout to /dev/null)."""
+    """Wall seconds, CPU seconds and minor page faults of one run of argv
+    (stdout to /dev/null)."""
     t0 = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
     _, status, ru = os.wait4(pid, 0)
@@ -71,18 +72,19 @@ def once(argv, env, devnull):
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"startup: {argv} exited {code}")
-    return wall, ru.ru_utime + ru.ru_stime
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_minflt
 
 
 def summary(samples):
-    walls = sorted(w for w, _ in samples)
-    cpus = [c for _, c in samples]
+    walls = sorted(s[0] for s in samples)
+    cpus = [s[1] for s in samples]
     return {
         "runs": len(samples),
         "wall_median_ms": statistics.median(walls) * 1e3,
         "wall_mean_ms": statistics.mean(walls) * 1e3,
         "wall_p10_ms": walls[len(walls) // 10] * 1e3,
         "cpu_mean_ms": statistics.mean(cpus) * 1e3,
+        "faults_mean": statistics.mean(s[2] for s in samples),
     }
 
 
@@ -92,8 +94,8 @@ def main():
     ap.add_argument("--only", help="only the programs whose name contains TEXT; print, write nothing")
     ap.add_argument("--before", metavar="BIN", help="also `BIN run --` (an earlier build of syscluster), in the same rounds")
     ap.add_argument("--before-label", default="an earlier build", help="what --before is, for the document")
-    ap.add_argument("--before-lib", metavar="LIB",
-                    help="also the library alone from an earlier build (LD_PRELOAD=LIB), in the same rounds")
+    ap.add_argument("--before-library", metavar="LIB",
+                    help="also the preload library LIB alone (an earlier build: the one beside --before), in the same rounds")
     args = ap.parse_args()
     if not os.path.exists(CLI):
         sys.exit("startup: build first: cargo build --release --locked")
@@ -134,7 +136,8 @@ def main():
                 ("preload only", argv, lib_env),
                 ("run, first", [CLI, "run", "--"] + argv, cold_env),
             ] + ([("run before", [args.before, "run", "--"] + argv, env)] if args.before else []) + (
-                [("preload only before", argv, dict(lib_env, LD_PRELOAD=args.before_lib))] if args.before_lib else [])
+                [("preload only before", argv, dict(lib_env, LD_PRELOAD=args.before_library))]
+                if args.before_library else [])
             once([CLI, "run", "--"] + argv, env, devnull)  # the scan cache: filled before timing
             samples = {v: [] for v, _, _ in variants}
             for r in range(rounds + 3):
@@ -158,7 +161,8 @@ def main():
     head = ("| program | wall: plain | `run` | added | CPU: plain | `run` | **added** | preload library only: added CPU"
             " | `run`, first (empty scan cache): added CPU |"
             + (" before this branch: `run` CPU | added |" if args.before else "")
-            + (" before this branch: preload library only, added CPU |" if args.before_lib else ""))
+            + (" library only before: added CPU |" if args.before_library else "")
+            + " page faults: plain, `run`, library only" + (", before |" if args.before else " |"))
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, res in rows:
         p, r, lo = res["plain"], res["run"], res["preload only"]
@@ -171,8 +175,10 @@ def main():
         if args.before:
             b = res["run before"]
             line += f" {b['cpu_mean_ms']:.2f} ms | {b['cpu_mean_ms'] - p['cpu_mean_ms']:+.2f} ms |"
-        if args.before_lib:
+        if args.before_library:
             line += f" {res['preload only before']['cpu_mean_ms'] - p['cpu_mean_ms']:+.2f} ms |"
+        line += f" {p['faults_mean']:.0f}, {r['faults_mean']:.0f}, {lo['faults_mean']:.0f}"
+        line += f", {res['run before']['faults_mean']:.0f} |" if args.before else " |"
         lines.append(line)
     v = results["cli_version"]
     table = "\n".join(lines)
@@ -186,8 +192,10 @@ def main():
         json.dump(results, f, indent=1)
     load = os.getloadavg()
     cmd = (f"bench/runtime/startup.py --rounds {args.rounds}" + (" --before BIN" if args.before else "")
-           + (" --before-lib LIB" if args.before_lib else ""))
+           + (" --before-library LIB" if args.before_library else ""))
     was = (f"  \"Before this branch\": {args.before_label}." if args.before else "")
+    if args.before_library:
+        was += "  \"Library only before\": that build's preload library alone (LIB), in the same rounds."
     verdicts = []
     for name, res in results["programs"].items():
         added = res["run"]["cpu_mean_ms"] - res["plain"]["cpu_mean_ms"]
@@ -209,7 +217,7 @@ are a program started again: the scan cache (docs/RUNTIME.md, "The scan
 cache") is filled by one run of each program before the timed rounds.
 Wall time (median) from `posix_spawn` to `waitpid`, CPU time (mean,
 user and system time of the child and everything it waited for) from
-`wait4`.  On a loaded machine the wall time of `run` also holds the scheduling delays of a second process and its wakeups
+`wait4`, and the minor page faults (mean) from it too.  On a loaded machine the wall time of `run` also holds the scheduling delays of a second process and its wakeups
 (several milliseconds on a loaded machine): the CPU columns are what `run`
 costs.  Target (issue 10): under 0.5 ms added.  `syscluster --version`
 (the launcher `exec`ing the full CLI): median {v['wall_median_ms']:.2f}

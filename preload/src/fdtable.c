@@ -91,7 +91,7 @@ void sc_unbind(int fd)
      * slot out and release it too, so that it learns the new flags. */
     uint64_t dev, ino;
     if (sc_fd_inode(fd, &dev, &ino))
-        for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
             struct sc_slot *s = &G.slots[i];
             if (s->fd < 0 || s->dev != dev || s->ino != ino)
                 continue;
@@ -223,7 +223,7 @@ void sc_note_mapped(uint64_t dev, uint64_t ino)
     }
     sc_spin_unlock(&G.map_lock);
     /* Stop deferring on it: unbind its slot; the fds get reclassified. */
-    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+    for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
         struct sc_slot *s = &G.slots[i];
         if (s->fd < 0 || (!G.map_overflow && (s->dev != dev || s->ino != ino)))
             continue;

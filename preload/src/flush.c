@@ -408,7 +408,7 @@ void sc_quiesce(int mode)
         return;
     atomic_store(&G.mode, mode);
     sc_enter();
-    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+    for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
         struct sc_slot *s = &G.slots[i];
         if (s->fd < 0 && s->len == 0 && atomic_load_explicit(&s->bias, memory_order_relaxed) == 0)
             continue;

@@ -4,8 +4,8 @@
  * direction. */
 #include "rt.h"
 
-/* Slots live in the region shared with the guardian once it exists
- * (guardian.c); before, nothing is bound and they are these. */
-static struct sc_slot sc_slots0[SC_NSLOTS];
-struct sc_global sc_g = {.slots = sc_slots0};
+/* G.slots is NULL until the first deferral makes the region shared with
+ * the guardian, and the slots in it (guardian.c, sc_region_create): a
+ * process that defers nothing never touches a slot. */
+struct sc_global sc_g;
 __thread struct sc_tls sc_tls __attribute__((tls_model("initial-exec")));

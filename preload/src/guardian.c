@@ -52,8 +52,8 @@
 /* The guardian's stack and "thread pointer" block live in this library's
  * .bss, which is all of the program's memory it keeps.  TLS offsets of this
  * library and the stack protector's canary (%fs:0x28) land inside g_tls. */
-static char g_stack[G_STACK] __attribute__((aligned(4096)));
-static char g_tls[32768] __attribute__((aligned(4096)));
+static char g_stack[G_STACK] SC_APART __attribute__((aligned(4096)));
+static char g_tls[32768] SC_APART __attribute__((aligned(4096)));
 
 struct k_sigaction {
     void *handler;
@@ -469,8 +469,8 @@ int64_t sc_now_ns(void)
 }
 
 /* Maps a region and moves the slots `from` into it (their headers; the
- * buffers are the region's), with their bytes when `bytes`.  Nothing may be
- * pending in the slots it copies. */
+ * buffers are the region's), with their bytes when `bytes`; from NULL:
+ * free slots.  Nothing may be pending in the slots it copies. */
 static struct sc_shared *region_new(const struct sc_slot *from, int bytes)
 {
     size_t head = (sizeof(struct sc_shared) + 4095) & ~(size_t)4095;
@@ -483,8 +483,13 @@ static struct sc_shared *region_new(const struct sc_slot *from, int bytes)
     char *bufs = (char *)m + head;
     for (unsigned i = 0; i < SC_NSLOTS; i++) {
         struct sc_slot *s = &sh->slots[i];
-        const struct sc_slot *o = &from[i];
-        memcpy(s, o, sizeof *s);
+        const struct sc_slot *o = from ? &from[i] : NULL;
+        if (o) {
+            memcpy(s, o, sizeof *s);
+        } else {
+            memset(s, 0, sizeof *s); /* the mapping is zeroes already: this says so */
+            s->fd = -1;
+        }
         atomic_store(&s->lock, 0);
         atomic_store(&s->owner, 0);
         atomic_store(&s->bias, 0); /* a fork child's thread has the address of the parent's */
@@ -492,7 +497,7 @@ static struct sc_shared *region_new(const struct sc_slot *from, int bytes)
         atomic_store(&s->busy_waiter, 0);
         s->buf = bufs + (size_t)i * G.cap;
         s->cap = G.cap;
-        if (!bytes)
+        if (!bytes || !o)
             s->len = 0;
         else if (o->len && o->buf)
             memcpy(s->buf, o->buf, o->len);
@@ -511,6 +516,12 @@ int sc_region_create(void)
     sc_enter();
     sc_spin_lock(&G.bind_lock);
     if (!G.sh) {
+        /* The fast path's barrier (state.c), registered for before any slot
+         * can be biased -- here rather than at start: a process that defers
+         * nothing does not pay for it.  A fork child keeps the
+         * registration. */
+        if (!sc_fast_ok)
+            sc_fast_register();
         struct sc_shared *sh = region_new(G.slots, 1);
         if (sh) {
             G.slots = sh->slots;
@@ -533,7 +544,7 @@ int sc_region_create(void)
  * inherited held would free the parent's: the guardian's timed flush would
  * then write out a buffer the parent was writing out).  This copy is in
  * private memory: in the child it is the slots at the fork. */
-static struct sc_slot fork_slots[SC_NSLOTS];
+static struct sc_slot fork_slots[SC_NSLOTS] SC_APART;
 static struct sc_shared *fork_sh; /* the region fork_slots were taken from */
 
 /* Before a fork, every slot lock and bind_lock held (no region can appear). */
@@ -556,7 +567,7 @@ void sc_region_forked(void)
     size_t old_len = G.sh_len;
     struct sc_shared *sh = old == fork_sh ? region_new(fork_slots, 0) : NULL;
     if (!sh) {
-        static struct sc_slot lone[SC_NSLOTS];
+        static struct sc_slot lone[SC_NSLOTS] SC_APART;
         for (unsigned i = 0; i < SC_NSLOTS; i++)
             lone[i].fd = -1;
         G.slots = lone;
@@ -589,7 +600,7 @@ void sc_region_forked(void)
 #define G_NOCOPY_MAX 256
 static struct {
     uintptr_t lo, hi;
-} g_nocopy[G_NOCOPY_MAX];
+} g_nocopy[G_NOCOPY_MAX] SC_APART;
 static unsigned g_nocopy_n;
 
 /* The ranges the program marked MADV_DONTFORK (as it asked: a later munmap
@@ -724,6 +735,18 @@ static void g_nocopy_undo(void)
 int sc_guardian_start(void)
 {
     int rc = 0;
+#ifdef SC_TEST_NO_GUARDIAN
+    /* A test build only (preload/Makefile: build/test/libsyscluster-preload-noguardian.so):
+     * the control that shows SIGKILL loses records without a guardian.  The
+     * region at the first deferral, as in the library, and no task. */
+    if (sc_region_create() != 0) {
+        atomic_store(&G.g_state, 2);
+        return -1;
+    }
+    atomic_store(&G.sh->barrier, 1); /* no guardian to take slots: only threads do */
+    atomic_store(&G.g_state, 1);
+    return rc;
+#endif
     if (atomic_load(&G.g_state) != 1 && sc_region_create() != 0) {
         atomic_store(&G.g_state, 2);
         return -1;

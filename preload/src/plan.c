@@ -43,7 +43,7 @@ _Static_assert(SC_PK_WRITE == 1 << 0 && SC_PK_CLOCK == 1 << 1 && SC_PK_PID == 1 
                    SC_PK_SEEK == 1 << 4 && SC_PK_READ == 1 << 5 && SCL_PLAN_LINE_SITE_KIND_COUNT == 6,
                "SC_PK_* follow plan_line_site_kind of data/formats.tsv");
 
-static struct sc_plan_lines plan; /* $SYSCLUSTER_PLAN, read once */
+static struct sc_plan_lines plan SC_APART; /* $SYSCLUSTER_PLAN, read once */
 static struct sc_plan_module *const modules = plan.modules;
 static struct sc_plan_site *const sites = plan.sites;
 
@@ -51,7 +51,7 @@ static struct sc_plan_site *const sites = plan.sites;
 static struct site_state {
     int resolved;
     _Atomic uint64_t calls, answered;
-} state[MAX_SITES];
+} state[MAX_SITES] SC_APART;
 
 struct plan_entry {
     uintptr_t addr;

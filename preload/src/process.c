@@ -33,7 +33,7 @@ void sc_fork_prepare(void)
     sc_may_share();
     sc_enter();
     sc_spin_lock(&G.bind_lock);
-    for (unsigned i = 0; i < SC_NSLOTS; i++) {
+    for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
         sc_slot_lock(&G.slots[i]);
         sc_flush_locked(&G.slots[i]);
     }
@@ -46,7 +46,7 @@ void sc_fork_parent(void)
     if (sc_mode() == SC_OFF)
         return;
     sc_spin_unlock(&G.g_lock);
-    for (unsigned i = 0; i < SC_NSLOTS; i++)
+    for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++)
         sc_slot_unlock(&G.slots[i]);
     sc_spin_unlock(&G.bind_lock);
     sc_leave();
@@ -60,13 +60,15 @@ void sc_fork_child(void)
     atomic_store(&G.g_lock, 0);
     /* Slots in the region are the parent's, which runs on with them: the
      * child never touches them (guardian.c, sc_region_forked, gives it
-     * unlocked copies).  Slots of our own (no region yet) are unlocked here. */
+     * unlocked copies).  Slots of our own (no region: a fork child's that
+     * could not map one) are unlocked here. */
     if (!G.sh)
-        for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
             atomic_store(&G.slots[i].lock, 0);
             atomic_store(&G.slots[i].owner, 0);
         }
     atomic_store(&G.bind_lock, 0);
+    sc_signals_forked();
     if (sc_fast_ok)
         sc_fast_register(); /* this process's own registration (a no-op: fork keeps it) */
     /* The guardian shares the parent's fd table, not ours; so does the
@@ -98,8 +100,6 @@ void sc_process_end(void)
 __attribute__((constructor(101))) static void sc_init(void)
 {
     G.pid = (int)sc_getpid();
-    for (unsigned i = 0; i < SC_NSLOTS; i++)
-        G.slots[i].fd = -1;
     G.threshold = env_size("SYSCLUSTER_COALESCE", 0);
     G.verbose = (int)env_size("SYSCLUSTER_VERBOSE", 0);
     G.flush_ms = (int)env_size("SYSCLUSTER_FLUSH_MS", 5);
@@ -117,10 +117,14 @@ __attribute__((constructor(101))) static void sc_init(void)
     int planned = plan && *plan && sc_plan_parse(plan) > 0;
     if (G.threshold == 0 && !planned)
         return; /* not asked to coalesce nor to apply a plan: stay out of the way */
-    size_t thr = G.threshold > sc_plan_max_threshold() ? G.threshold : sc_plan_max_threshold();
+    /* The plan's table is read only when there is one (its pages are
+     * touched only then). */
+    size_t thr = G.threshold, plan_thr = planned ? sc_plan_max_threshold() : 0, plan_buf = planned ? sc_plan_buffer() : 0;
+    if (thr < plan_thr)
+        thr = plan_thr;
     G.cap = 64 * 1024;
-    if (G.cap < sc_plan_buffer() && sc_plan_buffer() <= (1 << 20))
-        G.cap = (sc_plan_buffer() + 4095) & ~(size_t)4095;
+    if (G.cap < plan_buf && plan_buf <= (1 << 20))
+        G.cap = (plan_buf + 4095) & ~(size_t)4095;
     if (G.cap < 4 * thr)
         G.cap = (4 * thr + 4095) & ~(size_t)4095;
     struct rlimit rl;
@@ -144,18 +148,16 @@ __attribute__((constructor(101))) static void sc_init(void)
     }
     pthread_atfork(sc_fork_prepare, sc_fork_parent, sc_fork_child);
     atomic_store(&G.mode, SC_ACTIVE);
-    sc_fast_register();
-#ifdef SC_TEST_NO_GUARDIAN
-    /* A test build only (preload/Makefile: build/test/libsyscluster-preload-noguardian.so):
-     * the control that shows SIGKILL loses records without a guardian. */
-    if (sc_region_create() == 0) {
-        atomic_store(&G.g_state, 1);
-        atomic_store(&G.sh->barrier, 1); /* no guardian to take slots: only threads do */
-    }
-#endif
-    sc_signals_init();
-    if (planned)
+    /* The signal trampolines are installed when first needed (signals.c):
+     * before the first lock (the first deferral takes one), at the
+     * program's first sigaction that sets a handler -- and now when there
+     * is a plan (its sites copy answers into the program's memory, where a
+     * fault must become EFAULT, and ask whether a handler is running). */
+    sc_signals_arm();
+    if (planned) {
+        sc_signals_take();
         sc_plan_start();
+    }
     /* The guardian starts at the first deferral (coalesce.c): a program
      * that defers nothing (most short ones) starts none, and its system
      * calls on fds do not pay for a shared fd table.  Its clone leaves the
@@ -168,7 +170,7 @@ __attribute__((destructor(101))) static void sc_fini(void)
     sc_process_end();
     if (G.verbose && G.fdtab) {
         uint64_t lost = 0, deferred = 0, slow = 0;
-        for (unsigned i = 0; i < SC_NSLOTS; i++) {
+        for (unsigned i = 0; G.slots && i < SC_NSLOTS; i++) {
             lost += G.slots[i].n_lost;
             deferred += G.slots[i].n_writes;
             slow += sc_slow_writes[i];

@@ -19,6 +19,12 @@
 /* A wrapper's uncommon path, out of line: the common one sets up no frame. */
 #define SC_COLD __attribute__((noinline, cold))
 #define SC_ID(...) __VA_ARGS__ /* SC_ID (a, b) is a, b */
+/* A large zero-initialised array, kept apart from the small variables: in
+ * .lbss, which the linker places after .bss.  The small ones then share a
+ * page or two, which every process touches at start, and an array's pages
+ * are touched only when it is used (each first touch is a page fault,
+ * ~2.5 us here: docs/RUNTIME.md, "Start-up"). */
+#define SC_APART __attribute__((section(".lbss")))
 
 /* Process-wide modes. */
 enum {
@@ -132,7 +138,10 @@ struct sc_global {
     _Atomic uint64_t attn;
     _Atomic int bind_lock;
     unsigned evict_next;
-    struct sc_slot *slots;  /* sh->slots once the region exists; a private array before */
+    /* sh->slots once the region exists (the first deferral); NULL before,
+     * when no slot can be bound (every loop over the slots checks); a
+     * private array of free slots in a fork child that could not map one. */
+    struct sc_slot *slots;
     struct sc_shared *sh;   /* shared with the guardian (guardian.c) */
     char *bufs;             /* the slots' buffers: bufs + i * cap */
     size_t sh_len;          /* the region's length */
@@ -255,6 +264,8 @@ void sc_report(const char *kind, const char *fmt, ...) SC_HIDDEN __attribute__((
 
 /* state.c: locks, errors left on an fd, an fd's file identity */
 void sc_spin_lock(_Atomic int *l) SC_HIDDEN;
+void sc_lock_word(_Atomic int *l) SC_HIDDEN; /* sc_spin_lock without installing the trampolines first */
+extern void (*_Atomic sc_first_lock)(void) SC_HIDDEN;
 void sc_spin_unlock(_Atomic int *l) SC_HIDDEN;
 void sc_slot_lock(struct sc_slot *s) SC_HIDDEN;
 int sc_slot_trylock(struct sc_slot *s) SC_HIDDEN;
@@ -407,7 +418,9 @@ void sc_region_forked(void) SC_HIDDEN;
 int64_t sc_now_ns(void) SC_HIDDEN;
 
 /* signals.c */
-void sc_signals_init(void) SC_HIDDEN;
+void sc_signals_arm(void) SC_HIDDEN;
+void sc_signals_take(void) SC_HIDDEN;
+void sc_signals_forked(void) SC_HIDDEN;
 void sc_signals_exec(int after) SC_HIDDEN;
 
 /* scan.c */

@@ -258,7 +258,7 @@ static int scan_segment(const uint8_t *seg, size_t n, const uint8_t *hdr)
 /* ---- loaded objects ---------------------------------------------------- */
 
 #define MAX_SCANNED 512
-static uintptr_t scanned[MAX_SCANNED];
+static uintptr_t scanned[MAX_SCANNED] SC_APART;
 static int n_scanned;
 static _Atomic int scan_lock;
 

@@ -130,7 +130,7 @@ struct sc_procmap_query {
  * per scan (the caller holds the scan's lock).  In .bss: pages are touched
  * only as far as it is filled.  A longer one is cut, and the objects
  * mapped past the cut are not keyed. */
-static char maps[1 << 16];
+static char maps[1 << 16] SC_APART;
 
 static int mapped_file_text(struct sc_scancache *c, uintptr_t addr, uint32_t *maj, uint32_t *min, uint64_t *ino)
 {

@@ -13,7 +13,22 @@
 
 /* ---- locks ------------------------------------------------------------ */
 
+/* Set while the signal trampolines are not installed yet (signals.c sets
+ * it at start to sc_signals_take, which this file, below it, cannot call):
+ * they are installed before the runtime first takes a lock, so that no
+ * handler of the program ever runs in a thread holding one
+ * (docs/RUNTIME.md, "Signals before the first deferral"). */
+void (*_Atomic sc_first_lock)(void);
+
 void sc_spin_lock(_Atomic int *l)
+{
+    void (*first)(void) = atomic_load_explicit(&sc_first_lock, memory_order_acquire);
+    if (sc_unlikely(first != NULL))
+        first();
+    sc_lock_word(l);
+}
+
+void sc_lock_word(_Atomic int *l)
 {
     int c = 0;
     if (atomic_compare_exchange_strong(l, &c, 1))
@@ -56,7 +71,7 @@ int sc_guardian_gone(int pid)
  * thread of the program, or the guardian (another process) -- pays instead
  * (unbias, sc_slot_trylock): it clears the bias, makes every running thread
  * of the program execute a full memory barrier (membarrier(2),
- * MEMBARRIER_CMD_GLOBAL_EXPEDITED: the program registers for it at start),
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED: the program registers for it at its first deferral),
  * and waits until busy reads 0.  After the barrier either the biased thread
  * sees bias 0 (its busy store and bias load came after it: it leaves the
  * fast path for the lock) or its busy = 1 is visible (its store came before
