@@ -89,8 +89,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint
   double Save = Priced.Ns, Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
-                                  us(Priced.FusedNs) + " against " +
-                                  us(Priced.DirectNs) + ", " + Priced.How + ", " + C->Path + ")"};
+                                  us(Priced.FusedNs) + " against " + us(Priced.DirectNs) + ", " + Priced.How +
+                                  ", " + C->Path + ")"};
   MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
                       " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) +

@@ -28,7 +28,7 @@ struct Calibration {
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
   double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
   double CrossingNs = 0;      // costs_ns.crossing
-  /// copy-block.file (mc-calibrate since this measurement): a block of
+  /// copy-block.file (mc-calibrate writes it since 2026-11): a block of
   /// Bytes copied by read+write and by the fused loop, ns per block of a
   /// long copy, ascending by Bytes; empty in a file from an older
   /// mc-calibrate.
