@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MAXN 32
 
@@ -51,23 +50,17 @@ static int numbers(const char *obj, const char *key, double *out)
 
 int main(void)
 {
-	const char *build = getenv("MC_BUILD");
 	char tool[512], dir[] = "/tmp/mc-blocks-XXXXXX", cmd[1400], path[600];
 	static char text[1 << 20];
 	double bytes[MAXN], direct[MAXN], fused[MAXN];
 	int n, nd, nf, has4 = 0, has8 = 0, has16 = 0;
 	struct dirent *e;
-	struct stat st;
 	const char *obj;
 	size_t len;
 	FILE *f;
 	DIR *d;
 
-	if (!build)
-		build = "build";
-	snprintf(tool, sizeof(tool), "%s/mc-calibrate", build);
-	if (stat(tool, &st) < 0)
-		t_need("mc-calibrate", "%s not built", tool); /* not in the kmod guest */
+	t_mc_calibrate(tool, sizeof(tool));
 	if (!mkdtemp(dir))
 		return T_EXIT_FAIL;
 	snprintf(path, sizeof(path), "%s/measured.json", dir);
