@@ -445,8 +445,11 @@ static void measure_copy_blocks(double res[NBS][2])
 					double ns = loop_once(ctx[m], in, out, -1, NULL, block_sizes[s], max, &it) /
 						    (double)(max > all ? all : max);
 
-					if (it != max)
+					if (it != max) {
+						unlink(in_path);
+						unlink(out_path);
 						die("copy-block.file: %u B blocks: %lu iterations, not %lu", block_sizes[s], it, max);
+					}
 					if ((r == 0 && i == 0) || ns < res[s][m])
 						res[s][m] = ns;
 				}
