@@ -6,7 +6,10 @@
 # tests/corpus/copy_cfr.  Whole processes timed by hyperfine (median);
 # files in the page cache, copied to a new file on the same filesystem.
 #   bench/plugin/run.sh [SIZES] [BLOCKS]   (after make build)
-# prints a Markdown table for docs/BENCHMARKS.md.
+# prints a Markdown table for docs/BENCHMARKS.md.  CPU=1 adds each
+# program's CPU time (user + system, mean of the runs) and the plugin's
+# ratio to copy_cfr in it: on a machine others load, wall-time medians
+# wander by 2x and more, CPU time much less.
 #   TURNS=1 bench/plugin/run.sh ...
 # runs plugin-built and copy_cfr in turn instead (bench/plugin/turns.c), so
 # that other jobs on the machine move them alike, and compares them round
@@ -45,11 +48,12 @@ head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB
 # and the first cells would pay for it.
 sync
 
-# "median min" of a hyperfine run, in µs.
+# "median min cpu" of a hyperfine run, in µs (cpu: user + system, mean).
 times() { python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
-print(r["median"] * 1e6, r["min"] * 1e6)' "$1"; }
+print(r["median"] * 1e6, r["min"] * 1e6, (r["user"] + r["system"]) * 1e6)' "$1"; }
+CPU=${CPU:-0}
 human() { python3 -c '
 import sys; s=int(sys.argv[1])
 print(f"{s/1048576:.2f} MiB" if s >= 1048576 else f"{s/1024:.0f} KiB")' "$1"; }
@@ -58,6 +62,9 @@ if [ -n "${TURNS:-}" ]; then
   cc -O2 -o "$W/turns" "$ROOT/bench/plugin/turns.c"
   echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | CPU µs (orig / plugin / cfr) | plugin vs original | plugin vs by hand (paired) |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+elif [ "$CPU" = 1 ]; then
+  echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand | CPU µs: original / plugin / by hand | plugin vs by hand (CPU) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 else
   echo "| file | block | original µs | plugin-built µs | copy_cfr (by hand) µs | plugin vs original | plugin vs by hand |"
   echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -100,9 +107,12 @@ print(f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:
     done
     python3 -c '
 import sys
-size, b = sys.argv[1], sys.argv[2]
-(o, om), (p, pm), (c, cm) = [tuple(map(float, t.split())) for t in sys.argv[3:]]
-print(f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:.0f}) | {o/p:.2f}x faster | {(p/c-1)*100:+.0f} % |")' \
-      "$(human "$s")" "$b" "$(times r.orig.json)" "$(times r.plugin.json)" "$(times r.cfr.json)"
+size, b, cpu = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+(o, om, oc), (p, pm, pc), (c, cm, cc) = [tuple(map(float, t.split())) for t in sys.argv[4:]]
+row = f"| {size} | {b} | {o:.0f} ({om:.0f}) | {p:.0f} ({pm:.0f}) | {c:.0f} ({cm:.0f}) | {o/p:.2f}x faster | {(p/c-1)*100:+.0f} % |"
+if cpu:
+    row += f" {oc:.0f} / {pc:.0f} / {cc:.0f} | {(pc/cc-1)*100:+.0f} % |"
+print(row)' \
+      "$(human "$s")" "$b" "$CPU" "$(times r.orig.json)" "$(times r.plugin.json)" "$(times r.cfr.json)"
   done
 done

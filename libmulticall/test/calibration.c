@@ -99,15 +99,9 @@ static int run_tool(const char *args)
 
 int main(void)
 {
-	const char *build = getenv("MC_BUILD");
 	char path[1400], eager[600], never[600], text[1 << 16], *p;
-	struct stat st;
 
-	if (!build)
-		build = "build";
-	snprintf(tool, sizeof(tool), "%s/mc-calibrate", build);
-	if (stat(tool, &st) < 0)
-		t_need("mc-calibrate", "%s not built", tool); /* not in the kmod guest */
+	t_mc_calibrate(tool, sizeof(tool));
 	if (!mkdtemp(dir))
 		return T_EXIT_FAIL;
 	snprintf(eager, sizeof(eager), "%s/eager.json", dir);

@@ -206,6 +206,16 @@ char *t_path(const char *dir, const char *name)
 	return b;
 }
 
+void t_mc_calibrate(char *path, size_t len)
+{
+	const char *build = getenv("MC_BUILD");
+	struct stat st;
+
+	snprintf(path, len, "%s/mc-calibrate", build ? build : "build");
+	if (stat(path, &st) < 0)
+		t_need("mc-calibrate", "%s not built", path);
+}
+
 void t_write_file(const char *path, size_t size, unsigned seed)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -73,6 +73,9 @@ void t_udp_settle(int tx, const struct sockaddr *to, socklen_t tolen);
 
 /* Helpers. */
 char *t_path(const char *dir, const char *name); /* static buffer rotation */
+/* The path of build/mc-calibrate (MC_BUILD names the build directory) in
+ * path; a test without it stops as needing it (not in the kmod guest). */
+void t_mc_calibrate(char *path, size_t len);
 void t_write_file(const char *path, size_t size, unsigned seed);
 int t_open(const char *path, int flags);
 void *t_bad_ptr(void); /* a PROT_NONE page */

@@ -322,6 +322,37 @@ static void measure(unsigned k, unsigned b, double out[M_COUNT])
 	world_close(&w);
 }
 
+/* One timed run of a loop reading blocks of `block` bytes from the start of
+ * in and writing each to out (a file, emptied first), or with rx >= 0
+ * sending each to `to` (rx, its receiver, drained first), for at most max
+ * iterations; ns.  The iterations, with the last read's 0, land in *it
+ * when it is not NULL. */
+static double loop_once(struct mc_ctx *ctx, int in, int out, int rx, const struct sockaddr_in *to, unsigned block,
+			unsigned long max, unsigned long *it)
+{
+	struct mc_call body[2];
+	struct mc_loop loop = { 0, MC_WHILE_GT, 0, max };
+	unsigned long n;
+	double t0;
+	char tmp[8192];
+
+	lseek(in, 0, SEEK_SET);
+	if (rx >= 0)
+		while (recv(rx, tmp, sizeof(tmp), 0) > 0)
+			;
+	else if (ftruncate(out, 0) == 0)
+		lseek(out, 0, SEEK_SET);
+	mc_prep_read(&body[0], in, scratch + 65536, block);
+	if (rx >= 0)
+		mc_prep_sendto(&body[1], out, scratch + 65536, 0, 0, (const struct sockaddr *)to, sizeof(*to));
+	else
+		mc_prep_write(&body[1], out, scratch + 65536, 0);
+	mc_set_ref(&body[1], 2, 0);
+	t0 = now_ns();
+	mc_run_loop(ctx, body, 2, &loop, it ? it : &n);
+	return now_ns() - t0;
+}
+
 /* Copy loops (R_COPY) and read/sendto loops (R_BATCH_SEND): ns per
  * iteration for loops of b blocks, direct and fused. */
 static void measure_loop(int send, unsigned b, double res[2])
@@ -354,30 +385,8 @@ static void measure_loop(int send, unsigned b, double res[2])
 		for (unsigned m = 0; m < 2; m++) {
 			double sum = 0;
 
-			for (unsigned i = 0; i < reps; i++) {
-				struct mc_call body[2];
-				struct mc_loop loop = { 0, MC_WHILE_GT, 0, 1UL << 40 };
-				unsigned long it;
-				double t0;
-				char tmp[8192];
-
-				lseek(in, 0, SEEK_SET);
-				if (send)
-					while (recv(rx, tmp, sizeof(tmp), 0) > 0)
-						;
-				else if (ftruncate(out, 0) == 0)
-					lseek(out, 0, SEEK_SET);
-				mc_prep_read(&body[0], in, scratch + 65536, send ? 1024 : 4096);
-				if (send)
-					mc_prep_sendto(&body[1], out, scratch + 65536, 0, 0, (struct sockaddr *)&to,
-						       l);
-				else
-					mc_prep_write(&body[1], out, scratch + 65536, 0);
-				mc_set_ref(&body[1], 2, 0);
-				t0 = now_ns();
-				mc_run_loop(ctx[m], body, 2, &loop, &it);
-				sum += now_ns() - t0;
-			}
+			for (unsigned i = 0; i < reps; i++)
+				sum += loop_once(ctx[m], in, out, send ? rx : -1, &to, send ? 1024 : 4096, 1UL << 40, NULL);
 			t[m][r] = sum / reps / b;
 		}
 	res[0] = median(t[0], rounds);
@@ -386,6 +395,66 @@ static void measure_loop(int send, unsigned b, double res[2])
 	close(out);
 	if (rx >= 0)
 		close(rx);
+	unlink(in_path);
+	unlink(out_path);
+	mc_ctx_free(ctx[0]);
+	mc_ctx_free(ctx[1]);
+}
+
+/* The fused copy's saving per block at each block size (copy-block.file):
+ * a copy of COPY_BYTES from a file to a new file on --dir, read+write of
+ * one block per iteration (direct) against the looped multi-call (fused:
+ * copy_file_range), ns per block.  The compiler plugin prices a copy loop
+ * by its block size from these (docs/COMPILER.md): at 4 KiB the saving
+ * is mostly crossings, above it the bytes the program no longer moves
+ * twice.  Sizes and mechanisms interleaved in rounds; each figure is the
+ * least disturbed run (the minimum), and every run is short enough (under
+ * a millisecond here) for some to go undisturbed on a loaded machine:
+ * read+write costs the same per block at any length, so it copies the
+ * first DIRECT_BLOCKS blocks only.  (The median of whole 2 MiB copies,
+ * 6 ms by read+write of 512 B blocks, was two to ten times their cost
+ * under load, which the plugin would have taken for a saving.) */
+static const unsigned block_sizes[] = { 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
+#define NBS (sizeof(block_sizes) / sizeof(block_sizes[0]))
+#define COPY_BYTES (2u << 20)
+#define DIRECT_BLOCKS 128UL
+
+static void measure_copy_blocks(double res[NBS][2])
+{
+	unsigned rounds = quick ? 3 : 7, reps = quick ? 3 : 4;
+	struct mc_ctx *ctx[2] = { mc_ctx_new(MC_BACKEND_DIRECT), mc_ctx_new(MC_BACKEND_FUSION) };
+	char in_path[512], out_path[512];
+	int in, out;
+
+	snprintf(in_path, sizeof(in_path), "%s/mc-calibrate-in.%d", dir, (int)getpid());
+	snprintf(out_path, sizeof(out_path), "%s/mc-calibrate-out.%d", dir, (int)getpid());
+	in = open(in_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (unsigned done = 0; in >= 0 && done < COPY_BYTES; done += sizeof(scratch))
+		if (write(in, scratch, sizeof(scratch)) != (ssize_t)sizeof(scratch))
+			die("%s: %s", in_path, strerror(errno));
+	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (in < 0 || out < 0 || !ctx[0] || !ctx[1])
+		die("%s: %s", in < 0 ? in_path : out_path, strerror(errno));
+	for (unsigned r = 0; r < rounds; r++)
+		for (unsigned s = 0; s < NBS; s++)
+			for (unsigned m = 0; m < 2; m++)
+				for (unsigned i = 0; i < reps; i++) {
+					/* Iterations: the blocks and the read of the end, or DIRECT_BLOCKS. */
+					unsigned long it = 0, all = COPY_BYTES / block_sizes[s];
+					unsigned long max = m || all + 1 < DIRECT_BLOCKS ? all + 1 : DIRECT_BLOCKS;
+					double ns = loop_once(ctx[m], in, out, -1, NULL, block_sizes[s], max, &it) /
+						    (double)(max > all ? all : max);
+
+					if (it != max) {
+						unlink(in_path);
+						unlink(out_path);
+						die("copy-block.file: %u B blocks: %lu iterations, not %lu", block_sizes[s], it, max);
+					}
+					if ((r == 0 && i == 0) || ns < res[s][m])
+						res[s][m] = ns;
+				}
+	close(in);
+	close(out);
 	unlink(in_path);
 	unlink(out_path);
 	mc_ctx_free(ctx[0]);
@@ -653,7 +722,7 @@ int main(int argc, char **argv)
 	};
 	const char *out_path = NULL, *decisions = "measured";
 	char pathbuf[512], tmp_path[600], kernel[512], cpu[128], created[64], fsname[32];
-	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], costs[6], first_ctx = NAN;
+	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], blocks[NBS][2], costs[6], first_ctx = NAN;
 	char *text = NULL;
 	size_t tlen = 0;
 	unsigned short min_run[R_COUNT][FDC_COUNT][2], uring_min[U_COUNT];
@@ -718,6 +787,8 @@ int main(int argc, char **argv)
 				m[k][b][x] = NAN;
 	for (unsigned b = 0; b < NB; b++)
 		loops[0][b][0] = loops[0][b][1] = loops[1][b][0] = loops[1][b][1] = NAN;
+	for (unsigned s = 0; s < NBS; s++)
+		blocks[s][0] = blocks[s][1] = NAN;
 	for (int c = 0; c < 6; c++)
 		costs[c] = NAN;
 
@@ -735,6 +806,7 @@ int main(int argc, char **argv)
 			measure_loop(0, batches[b], loops[0][b]);
 			measure_loop(1, batches[b], loops[1][b]);
 		}
+		measure_copy_blocks(blocks);
 		for (unsigned k = 0; k < K_COUNT; k++) {
 			double d[NB], a[NB], ar[NB], u[NB];
 
@@ -826,8 +898,23 @@ int main(int argc, char **argv)
 			}
 			fprintf(f, "]");
 		}
-		fprintf(f, "}%s\n", s ? "" : ",");
+		fprintf(f, "},\n");
 	}
+	fprintf(f, "    {\"kind\": \"copy-block.file\", \"unit\": \"ns per block, least of the runs: fused, a %u-byte copy; "
+		"direct, its first %lu blocks\", \"block_bytes\": [",
+		COPY_BYTES, DIRECT_BLOCKS);
+	for (unsigned s = 0; s < NBS; s++)
+		fprintf(f, "%s%u", s ? ", " : "", block_sizes[s]);
+	fprintf(f, "]");
+	for (int x = 0; x < 2; x++) {
+		fprintf(f, ", \"%s\": [", x ? "fusion_ns" : "direct_ns");
+		for (unsigned s = 0; s < NBS; s++) {
+			fprintf(f, "%s", s ? ", " : "");
+			jnum(f, blocks[s][x]);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}\n");
 	fprintf(f, "  ],\n  \"decisions\": {\n    \"min_run\": {");
 	{
 		int first = 1;

@@ -84,14 +84,18 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint
     return std::nullopt;
   // checkWriteReadLoop: a constant, or the specialized one.
   uint64_t Block = Spec ? Spec : cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue();
-  double Save = C->savingPerBlock(Block), Fixed = C->FirstContextNs + C->ProbeNs;
+  // Priced at the loop's block size, by the measurement the remark names.
+  Calibration::Saving Priced = C->savingPerBlock(Block);
+  double Save = Priced.Ns, Fixed = C->FirstContextNs + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
-                                  us(C->FusedNs) + " against " + us(C->DirectNs) + ", " + C->Path + ")"};
+                                  us(Priced.FusedNs) + " against " + us(Priced.DirectNs) + ", " + Priced.How +
+                                  ", " + C->Path + ")"};
   MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
                       " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) +
-                      " first context - " + us(C->ProbeNs) + " probes (" + C->Path + ")";
+                      " first context - " + us(C->ProbeNs) + " probes (saving " + Priced.How + ", " + C->Path +
+                      ")";
   if (Blocks < MinBlocks)
     return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +
                                   "; it pays from " + Twine(MinBlocks).str() + " blocks"};

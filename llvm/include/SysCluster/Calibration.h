@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace syscluster {
 
@@ -27,17 +28,33 @@ struct Calibration {
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
   double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
   double CrossingNs = 0;      // costs_ns.crossing
+  /// copy-block.file (mc-calibrate writes it since 2026-11): a block of
+  /// Bytes copied by read+write and by the fused loop, ns per block of a
+  /// long copy, ascending by Bytes; empty in a file from an older
+  /// mc-calibrate.
+  struct BlockPoint {
+    uint64_t Bytes;
+    double DirectNs, FusedNs;
+  };
+  std::vector<BlockPoint> Blocks;
   /// decisions.min_run: the fewest calls from which a fusion rule pays on
   /// an unregistered descriptor of a class ("writev.file" -> 2).
   std::map<std::string, unsigned> MinRun;
   /// The fewest calls from which the fusion rule Rule ("writev") pays on
   /// some descriptor class, with that class; 0 when no class is measured.
   std::pair<unsigned, std::string> fewestCalls(llvm::StringRef Rule) const;
-  /// What the fused loop saves per block of Bytes: the measured saving for
-  /// mc-calibrate's 4096-byte blocks; for a smaller block, its two
-  /// crossings and the share of the rest (moving the bytes twice through
-  /// the program) its size has; for a larger one, its two crossings.
-  double savingPerBlock(uint64_t Bytes) const;
+  /// What the fused loop saves per block, and which measurement says so.
+  struct Saving {
+    double Ns;                // direct - fused, per block
+    double DirectNs, FusedNs; // the figures it comes from (for the remark)
+    std::string How;          // "measured at 8192 B by copy-block.file", ...
+  };
+  /// The saving per block of Bytes: copy-block.file's figure at that size,
+  /// interpolated between the two sizes measured around it; below the
+  /// smallest size, its two crossings and the share of the rest its size
+  /// has; above the largest (or in an older file, above copy-loop.file's
+  /// 4096 B), only its two crossings -- no measurement, no credit.
+  Saving savingPerBlock(uint64_t Bytes) const;
   /// Blocks of Bytes a copy needs for the multi-call to pay for its first
   /// context and probes; 0 when no number of blocks does.
   unsigned long breakEvenBlocks(uint64_t Bytes) const;
