@@ -26,7 +26,8 @@
 // buffer is not written in the loop; no other call); the descriptor,
 // buffer and count are the same in every iteration (defined before the
 // loop, or loaded from memory nothing in the loop writes); every phi of
-// its header is an induction variable or one of those values.
+// its header is an induction variable or one of those values.  And that
+// it gains on the host (checkBatchGain: advise's batch-writes model).
 //
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
