@@ -8,7 +8,7 @@
 // batch_write.c) writes its iterations with writev, up to IOV_MAX blocks per
 // call, then the loop resumes at the first iteration not done:
 //
-//   Pre:    r = __syscluster_batch_write(fd, buf, n, trip, &done)
+//   Pre:    r = __syscluster_batch_write(fd, buf, n, trip, min, &done)
 //           br done == trip, AllDone, Resume
 //   Resume: (every induction variable at iteration done)   br H
 //   H:      pend = phi [r, Resume], [-1, latch]
@@ -365,9 +365,13 @@ static BatchCosts batchCosts(const Calibration &MC, std::optional<uint64_t> Byte
 /// work; its n - 1 writes after the first each save a write's fixed work,
 /// and the run pays ceil((n - 1) / 1024) + 1 writevs (a last, partial one
 /// counted as advise does) and one fstat.  n: the constant trip count, or
-/// the writes the profile recorded at the site as one run.
+/// the writes the profile recorded at the site as one run.  Fills
+/// MinIterations: below it a run of the loop does not gain, and the
+/// runtime runs it as written (0: not priced).
 std::optional<Refusal> ClusterPass::checkBatchGain(const Site &S, const PlanCluster &PC, const SCEV *Backedges,
-                                                   uint64_t Recorded, std::string &Estimate) {
+                                                   uint64_t Recorded, uint64_t &MinIterations,
+                                                   std::string &Estimate) {
+  MinIterations = 0;
   const Calibration *C = nullptr;
   if (auto Why = gainCalibration("loop", C, Estimate))
     return Why;
@@ -404,20 +408,22 @@ std::optional<Refusal> ClusterPass::checkBatchGain(const Site &S, const PlanClus
   uint64_t Min = 3;
   while (!(Saving(Min) > 0))
     Min += Min < 4096 ? 1 : Min / 64;
+  MinIterations = Min;
   if (!(Saving(N) > 0))
     return Refusal{"no gain", "estimated " + us(Saving(N)) + " per run of the loop: " + Basis + "; it pays from " +
                                   Twine(Min).str() + " iterations"};
   Estimate = "estimated saving " + us(Saving(N)) + " per run of the loop like the recorded one: " + Basis +
-             "; it pays from " + Twine(Min).str() + " iterations";
+             "; it pays from " + Twine(Min).str() + " iterations: a run of fewer runs the loop as written";
   return std::nullopt;
 }
 
 bool ClusterPass::applyBatchWrite(const Site &S, const PlanCluster &PC, const std::string &Name, uint64_t Recorded) {
   BatchLoop B;
   std::string Estimate;
+  uint64_t MinIterations = 0;
   std::optional<Refusal> Why = checkBatchLoop(S, FAM, B);
   if (!Why)
-    Why = checkBatchGain(S, PC, B.Backedges, Recorded, Estimate);
+    Why = checkBatchGain(S, PC, B.Backedges, Recorded, MinIterations, Estimate);
   if (Why) {
     // A loop that does not gain stays exactly as it was: its bound goes back.
     if (B.Hoisted) {
@@ -450,7 +456,7 @@ bool ClusterPass::applyBatchWrite(const Site &S, const PlanCluster &PC, const st
   LLVMContext &Ctx = F.getContext();
   Type *I64 = Type::getInt64Ty(Ctx), *I32 = Type::getInt32Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
   FunctionCallee Fn =
-      M.getOrInsertFunction(BatchWriteFn, FunctionType::get(I64, {I32, Ptr, I64, I64, Ptr}, false));
+      M.getOrInsertFunction(BatchWriteFn, FunctionType::get(I64, {I32, Ptr, I64, I64, I64, Ptr}, false));
   // Everything SCEV expands is expanded before the loop changes.
   SCEVExpander Exp(SE, DL, "sc.batch");
   IRBuilder<> At(B.Pre->getTerminator());
@@ -466,7 +472,8 @@ bool ClusterPass::applyBatchWrite(const Site &S, const PlanCluster &PC, const st
     IRBuilder<> Entry(&*F.getEntryBlock().getFirstInsertionPt());
     DoneAddr = Entry.CreateAlloca(I64, nullptr, "sc.done");
   }
-  Value *R = At.CreateCall(Fn, {Args[0], Args[1], Args[2], Trip, DoneAddr}, "sc.batch");
+  Value *R =
+      At.CreateCall(Fn, {Args[0], Args[1], Args[2], Trip, ConstantInt::get(I64, MinIterations), DoneAddr}, "sc.batch");
   Value *Done = At.CreateLoad(I64, DoneAddr, "sc.done.n");
   const SCEV *DoneS = SE.getSCEV(Done);
   const SCEV *LastS = SE.getMinusSCEV(SE.getSCEV(Trip), SE.getOne(I64));

@@ -190,7 +190,7 @@ private:
                             uint64_t Blocks);
   bool applyBatchWrite(const Site &S, const PlanCluster &C, const std::string &Name, uint64_t Recorded);
   std::optional<Refusal> checkBatchGain(const Site &S, const PlanCluster &C, const SCEV *Backedges,
-                                        uint64_t Recorded, std::string &Estimate);
+                                        uint64_t Recorded, uint64_t &MinIterations, std::string &Estimate);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,
