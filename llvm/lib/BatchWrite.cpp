@@ -8,7 +8,7 @@
 // batch_write.c) writes its iterations with writev, up to IOV_MAX blocks per
 // call, then the loop resumes at the first iteration not done:
 //
-//   Pre:    r = __syscluster_batch_write(fd, buf, n, trip, &done)
+//   Pre:    r = __syscluster_batch_write(fd, buf, n, trip, min, &done)
 //           br done == trip, AllDone, Resume
 //   Resume: (every induction variable at iteration done)   br H
 //   H:      pend = phi [r, Resume], [-1, latch]
@@ -26,7 +26,8 @@
 // buffer is not written in the loop; no other call); the descriptor,
 // buffer and count are the same in every iteration (defined before the
 // loop, or loaded from memory nothing in the loop writes); every phi of
-// its header is an induction variable or one of those values.
+// its header is an induction variable or one of those values.  And that
+// it gains on the host (checkBatchGain: advise's batch-writes model).
 //
 //===----------------------------------------------------------------------===//
 #include "ClusterPass.h"
@@ -37,6 +38,8 @@
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -55,6 +58,8 @@ struct BatchLoop {
   const SCEV *Backedges = nullptr; // times the latch goes back: the trip count less one
   std::string Check;               // how the write is checked, in words
   std::string Bound;               // the bound read once in front of the loop, in words, if one was
+  LoadInst *Hoisted = nullptr;     // that load, moved from before HoistedFrom
+  Instruction *HoistedFrom = nullptr;
 };
 
 /// The load of the loop's bound in its latch's test (`x < reserved_sectors`,
@@ -274,6 +279,8 @@ std::optional<Refusal> checkBatchLoop(const Site &S, FunctionAnalysisManager &FA
     B.Backedges = Count();
     if (B.Backedges) {
       B.Bound = describe(Bound);
+      B.Hoisted = Bound;
+      B.HoistedFrom = Next;
     } else {
       Bound->moveBefore(Next);
       ForgetCounts();
@@ -285,10 +292,147 @@ std::optional<Refusal> checkBatchLoop(const Site &S, FunctionAnalysisManager &FA
 }
 } // namespace
 
-bool ClusterPass::applyBatchWrite(const Site &S, const std::string &Name) {
+/// The blocks one writev carries (IOV_MAX, as batch_write.c and advise's
+/// BATCH_BLOCKS).
+static constexpr uint64_t BatchBlocks = 1024;
+
+namespace {
+/// What advise's batch-writes rule prices the loop with, from the
+/// calibration `syscluster calibrate` writes beside libmulticall's
+/// (calibration.json in the same directory): the crossing, a write's
+/// fixed work on a regular file (its calibrated line, for blocks of about
+/// the line's smaller size or more; else the crossing), glibc's fstat
+/// (newfstatat on a descriptor; else the crossing).  Without that file,
+/// the crossing of libmulticall's calibration for all three, as advise
+/// without a calibration.
+struct BatchCosts {
+  double CrossingNs = 0, WriteNs = 0, FstatNs = 0;
+  std::string From; // where the figures come from, in words
+};
+} // namespace
+
+static BatchCosts batchCosts(const Calibration &MC, std::optional<uint64_t> Bytes) {
+  BatchCosts K;
+  K.CrossingNs = K.WriteNs = K.FstatNs = MC.CrossingNs;
+  K.From = "the crossing of " + MC.Path + " for each: no syscall costs beside it";
+  SmallString<256> Path(sys::path::parent_path(MC.Path));
+  sys::path::append(Path, "calibration.json");
+  if (Path == MC.Path)
+    return K;
+  auto Parsed = readJsonObject("calibration", Path);
+  if (!Parsed) {
+    consumeError(Parsed.takeError());
+    return K;
+  }
+  const json::Object *Top = Parsed->getAsObject();
+  const json::Object *Crossing = Top->getObject("crossing");
+  auto Syscall = Crossing ? Crossing->getNumber("syscall_ns") : std::nullopt;
+  if (!Top->getInteger("calibration_version") || !Syscall)
+    return K;
+  K.CrossingNs = K.WriteNs = K.FstatNs = *Syscall;
+  std::string Write = "crossing", Fstat = "crossing";
+  if (const json::Array *Kernel = Top->getArray("kernel"))
+    for (const json::Value &V : *Kernel) {
+      const json::Object *L = V.getAsObject();
+      if (!L || L->getString("syscall") != "write" || L->getString("on") != "file")
+        continue;
+      auto Small = L->getNumber("small_bytes"), Fixed = L->getNumber("fixed_ns");
+      if (Small && Fixed && Bytes && (double)*Bytes >= *Small - std::floor(*Small / 8)) {
+        K.WriteNs = std::max(*Fixed, K.CrossingNs);
+        Write = "write.file fixed";
+      }
+    }
+  // The point of fewest bytes, as advise's cost() for bytes 0.
+  std::optional<double> AtBytes;
+  if (const json::Array *Costs = Top->getArray("costs"))
+    for (const json::Value &V : *Costs) {
+      const json::Object *C = V.getAsObject();
+      if (!C || C->getString("syscall") != "newfstatat" || C->getString("on") != "fd")
+        continue;
+      auto B = C->getNumber("bytes"), Ns = C->getNumber("ns");
+      if (Ns && (!AtBytes || B.value_or(0) < *AtBytes)) {
+        AtBytes = B.value_or(0);
+        K.FstatNs = *Ns;
+        Fstat = "newfstatat.fd";
+      }
+    }
+  K.From = ("write: " + Write + ", fstat: " + Fstat + " (" + Path + ")").str();
+  return K;
+}
+
+/// Never a slower program (issue 12, Must 7), as advise's batch-writes
+/// rule prices it: a run of the loop of n writes keeps the blocks' own
+/// work; its n - 1 writes after the first each save a write's fixed work,
+/// and the run pays ceil((n - 1) / 1024) + 1 writevs (a last, partial one
+/// counted as advise does) and one fstat.  n: the constant trip count, or
+/// the writes the profile recorded at the site as one run.  Fills
+/// MinIterations: below it a run of the loop does not gain, and the
+/// runtime runs it as written (0: not priced).
+std::optional<Refusal> ClusterPass::checkBatchGain(const Site &S, const PlanCluster &PC, const SCEV *Backedges,
+                                                   uint64_t Recorded, uint64_t &MinIterations,
+                                                   std::string &Estimate) {
+  MinIterations = 0;
+  const Calibration *C = nullptr;
+  if (auto Why = gainCalibration("loop", C, Estimate))
+    return Why;
+  if (!C)
+    return std::nullopt;
+  // The block: a constant count, else the value profile's.
+  std::optional<uint64_t> Bytes;
+  if (auto *N = dyn_cast<ConstantInt>(S.S.Call->getArgOperand(2)))
+    Bytes = N->getZExtValue();
+  for (const PlanCall &Call : PC.Calls)
+    for (const auto &[Arg, V] : Call.Args)
+      if (!Bytes && Call.Syscall == "write" && Arg == "count" && V > 0)
+        Bytes = (uint64_t)V;
+  BatchCosts K = batchCosts(*C, Bytes);
+  uint64_t N = Recorded;
+  std::string Runs = Twine(Recorded).str() + " writes recorded at " + at(S.S.Call) + " in the profile, as one run";
+  if (auto *Trip = dyn_cast<SCEVConstant>(Backedges); Trip && Trip->getAPInt().getActiveBits() < 63) {
+    N = Trip->getValue()->getZExtValue() + 1;
+    Runs = Twine(N).str() + " iterations (a constant trip count)";
+  }
+  auto Writevs = [](uint64_t W) { return (W + BatchBlocks - 1) / BatchBlocks + 1; };
+  auto Saving = [&](uint64_t It) {
+    uint64_t W = It ? It - 1 : 0;
+    return ((double)W - (double)Writevs(W)) * K.WriteNs - K.FstatNs;
+  };
+  uint64_t W = N ? N - 1 : 0;
+  std::string Basis = Runs + ": " + Twine(W).str() + " writes x " + us(K.WriteNs) + " fixed work saved - " +
+                      Twine(Writevs(W)).str() + " writevs x " + us(K.WriteNs) + " - " + us(K.FstatNs) +
+                      " fstat (" + K.From + ")";
+  if (!(K.WriteNs > 0))
+    return Refusal{"no gain", "a write's fixed work is not known to be above 0: " + Basis};
+  // The fewest iterations that gain (the saving grows with them: at
+  // least 1023 of every 1024 writes saved).
+  uint64_t Min = 3;
+  while (!(Saving(Min) > 0))
+    Min += Min < 4096 ? 1 : Min / 64;
+  MinIterations = Min;
+  if (!(Saving(N) > 0))
+    return Refusal{"no gain", "estimated " + us(Saving(N)) + " per run of the loop: " + Basis + "; it pays from " +
+                                  Twine(Min).str() + " iterations"};
+  Estimate = "estimated saving " + us(Saving(N)) + " per run of the loop like the recorded one: " + Basis +
+             "; it pays from " + Twine(Min).str() + " iterations: a run of fewer runs the loop as written";
+  return std::nullopt;
+}
+
+bool ClusterPass::applyBatchWrite(const Site &S, const PlanCluster &PC, const std::string &Name, uint64_t Recorded) {
   BatchLoop B;
-  if (auto Why = checkBatchLoop(S, FAM, B)) {
-    missed(S.S.Call, "NotReplaced",
+  std::string Estimate;
+  uint64_t MinIterations = 0;
+  std::optional<Refusal> Why = checkBatchLoop(S, FAM, B);
+  if (!Why)
+    Why = checkBatchGain(S, PC, B.Backedges, Recorded, MinIterations, Estimate);
+  if (Why) {
+    // A loop that does not gain stays exactly as it was: its bound goes back.
+    if (B.Hoisted) {
+      B.Hoisted->moveBefore(B.HoistedFrom);
+      PreservedAnalyses PA = PreservedAnalyses::all();
+      PA.abandon<ScalarEvolutionAnalysis>();
+      FAM.invalidate(*S.S.Call->getFunction(), PA);
+    }
+    missed(S.S.Call, Why->Condition == "no gain" || Why->Condition == "no gain known" ? "NoGain" : "NotReplaced",
            Name + ": the loop of " + describe(S) + " is left as it is: " + Why->Condition + ": " + Why->Detail);
     return false;
   }
@@ -306,13 +450,13 @@ bool ClusterPass::applyBatchWrite(const Site &S, const std::string &Name) {
                     ") is written in batches: __syscluster_batch_write writes its iterations with writev, up to "
                     "1024 blocks per call, into a regular file (anything else: the loop as written); a batch cut "
                     "short gives the loop back at the first iteration not done, a block written in part as "
-                    "that iteration's short write";
+                    "that iteration's short write; " + Estimate;
   ore(F).emit([&] { return OptimizationRemark(PassName, "Clustered", CW) << Msg; });
 
   LLVMContext &Ctx = F.getContext();
   Type *I64 = Type::getInt64Ty(Ctx), *I32 = Type::getInt32Ty(Ctx), *Ptr = PointerType::get(Ctx, 0);
   FunctionCallee Fn =
-      M.getOrInsertFunction(BatchWriteFn, FunctionType::get(I64, {I32, Ptr, I64, I64, Ptr}, false));
+      M.getOrInsertFunction(BatchWriteFn, FunctionType::get(I64, {I32, Ptr, I64, I64, I64, Ptr}, false));
   // Everything SCEV expands is expanded before the loop changes.
   SCEVExpander Exp(SE, DL, "sc.batch");
   IRBuilder<> At(B.Pre->getTerminator());
@@ -328,7 +472,8 @@ bool ClusterPass::applyBatchWrite(const Site &S, const std::string &Name) {
     IRBuilder<> Entry(&*F.getEntryBlock().getFirstInsertionPt());
     DoneAddr = Entry.CreateAlloca(I64, nullptr, "sc.done");
   }
-  Value *R = At.CreateCall(Fn, {Args[0], Args[1], Args[2], Trip, DoneAddr}, "sc.batch");
+  Value *R =
+      At.CreateCall(Fn, {Args[0], Args[1], Args[2], Trip, ConstantInt::get(I64, MinIterations), DoneAddr}, "sc.batch");
   Value *Done = At.CreateLoad(I64, DoneAddr, "sc.done.n");
   const SCEV *DoneS = SE.getSCEV(Done);
   const SCEV *LastS = SE.getMinusSCEV(SE.getSCEV(Trip), SE.getOne(I64));

@@ -39,6 +39,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 
+namespace llvm {
+class SCEV;
+}
+
 #include <deque>
 #include <list>
 #include <optional>
@@ -68,6 +72,8 @@ struct Refusal {
   std::string Detail;
 };
 
+// Nanoseconds as the remarks show them, "2.5 us" (Gain.cpp).
+std::string us(double Ns);
 // Facts about the IR (IRFacts.cpp).
 std::string at(const Instruction *I);
 std::string describe(const Site &S);
@@ -187,7 +193,9 @@ private:
                                    std::string &Estimate);
   bool applyCheckedCopyLoop(const Site &W, const Site &R, const PlanCluster &C, const std::string &Name,
                             uint64_t Blocks);
-  bool applyBatchWrite(const Site &S, const std::string &Name);
+  bool applyBatchWrite(const Site &S, const PlanCluster &C, const std::string &Name, uint64_t Recorded);
+  std::optional<Refusal> checkBatchGain(const Site &S, const PlanCluster &C, const SCEV *Backedges,
+                                        uint64_t Recorded, uint64_t &MinIterations, std::string &Estimate);
   Instruction *replaceWriteReadLoop(const Site &W, const Site &R, unsigned long MinBlocks, uint64_t Spec);
   std::optional<Refusal> checkRegion(ArrayRef<const Site *> R, RegionShape &Shape);
   std::optional<Refusal> checkRegionGain(const RegionShape &Shape, uint64_t Runs, unsigned long &MinRuns,

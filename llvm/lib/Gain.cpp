@@ -46,7 +46,7 @@ const Calibration *ClusterPass::calibration() {
 }
 
 /// Nanoseconds as the remarks show them ("2.5 us").
-static std::string us(double Ns) {
+std::string us(double Ns) {
   std::string S;
   raw_string_ostream(S) << format("%.1f", Ns / 1000) << " us";
   return S;

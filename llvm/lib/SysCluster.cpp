@@ -263,7 +263,8 @@ void ClusterPass::applyCluster(const PlanCluster &C, Function *Only) {
   // batches (BatchWrite.cpp).
   if (C.Rule == "batch-writes") {
     for (const Site *S : Matched)
-      if (S->S.Name == "write" && !Replaced.count(S->S.Call) && applyBatchWrite(*S, Name)) {
+      if (S->S.Name == "write" && !Replaced.count(S->S.Call) &&
+          applyBatchWrite(*S, C, Name, Recorded.lookup(S))) {
         Replaced[S->S.Call] = {S->S.Call, C.Id};
         Changed.insert(S->S.Call->getFunction());
         FAM.invalidate(*S->S.Call->getFunction(), PreservedAnalyses::none());

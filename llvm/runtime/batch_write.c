@@ -28,7 +28,9 @@
  * PIPE_BUF bytes is atomic, a writev is not), a failed fstat (EBADF: the
  * first real write fails as it would have), a count of 0 or above what one
  * writev of two blocks may carry, fewer than three iterations (an fstat
- * and one writev would cross as often as they), and every
+ * and one writev would cross as often as they) or than min_iterations
+ * (where the plugin's estimate says a run starts to gain: 0 when it did
+ * not price the loop), and every
  * loop under MULTICALL_BACKEND=direct (syscluster verify injects faults
  * into the K-th write the source issues).  The fstat and the writev are
  * made only through the C library's wrappers: a signal handler or another
@@ -51,10 +53,10 @@
 #define MAX_RW 0x7ffff000UL
 
 long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned long iterations,
-			      unsigned long *done);
+			      unsigned long min_iterations, unsigned long *done);
 
 long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned long iterations,
-			      unsigned long *done)
+			      unsigned long min_iterations, unsigned long *done)
 {
 	struct iovec iov[IOV_MAX];
 	struct stat st;
@@ -63,7 +65,7 @@ long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned
 	unsigned long per_call, i;
 
 	*done = 0;
-	if (n == 0 || n > MAX_RW / 2 || iterations < 3 || (backend && strcmp(backend, "direct") == 0))
+	if (n == 0 || n > MAX_RW / 2 || iterations < 3 || iterations < min_iterations || (backend && strcmp(backend, "direct") == 0))
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		errno = saved;

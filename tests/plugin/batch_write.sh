@@ -74,6 +74,20 @@ p=$(calls plain.count) s=$(calls sc.count)
 grep -q " writev$" sc.count || fail "sc made no writev: $(cat sc.count)"
 echo "batch_write test: crossings: plain $p, sc $s"
 
+# Runs of fewer iterations than the pass's break-even (the remark's "it
+# pays from N iterations": the test's calibration prices a write, a
+# writev and the fstat at its crossing) run as written: no writev; from
+# N, batched.
+min=$(cat remarks/*.yaml | tr -s ' \n' ' ' | grep -o "it pays from [0-9]* iterations" | head -1 | awk '{ print $4 }')
+[ -n "$min" ] && [ "$min" -gt 3 ] || fail "the remark gives no break-even above the runtime's 3 iterations: '$min'"
+for k in $((min - 1)) "$min"; do
+  same "min$k" "\$PROG out $k 512"
+  strace -f -e trace=writev -o "min$k.trace" "$T/sc" "out.min$k" "$k" 512 > /dev/null
+done
+! grep -q "^[0-9]* *writev(" "min$((min - 1)).trace" || fail "$((min - 1)) iterations (below $min) made a writev"
+grep -q "^[0-9]* *writev(" "min$min.trace" || fail "$min iterations made no writev: $(head -5 "min$min.trace")"
+echo "batch_write test: break-even $min iterations: $((min - 1)) run as written, $min batched"
+
 # Real faults.
 same ebadf "\$PROG out 3000 512 close"
 # RLIMIT_FSIZE of 600 KiB: 614400 - 100 = 1199.8 blocks of 512 B, inside
