@@ -12,6 +12,16 @@
 #define CTX_HEAD ((sizeof(struct mc_ctx) + 63) & ~(size_t)63)
 #define CTX_LEN (CTX_HEAD + MC_MAX_CALLS * (sizeof(struct mmsghdr) + 2 * sizeof(struct iovec)))
 
+/* LeakSanitizer, when the program runs under it (built with
+ * -fsanitize=address or =leak, whether or not this library was): it does
+ * not scan anonymous mappings, so the heap blocks only a context points to
+ * (its registry, bounce buffer, ring) would be reported leaked at exit
+ * while the context is alive.  The context's struct is declared a root
+ * region for as long as it is mapped; without the sanitizer these weak
+ * names are null and nothing is called. */
+void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
+
 static struct mc_ctx *ctx_map(void)
 {
 	long m = __mc_sys6(SYS_mmap, 0, (long)CTX_LEN, PROT_READ | PROT_WRITE,
@@ -24,6 +34,8 @@ static struct mc_ctx *ctx_map(void)
 	ctx->mmsg = (struct mmsghdr *)((char *)ctx + CTX_HEAD);
 	ctx->iov = (struct iovec *)(ctx->mmsg + MC_MAX_CALLS);
 	ctx->miov = ctx->iov + MC_MAX_CALLS;
+	if (__lsan_register_root_region)
+		__lsan_register_root_region(ctx, CTX_HEAD);
 	return ctx;
 }
 
@@ -111,6 +123,8 @@ void mc_ctx_free(struct mc_ctx *ctx)
 		__mc_sys6(SYS_close, ctx->kmod_fd, 0, 0, 0, 0, 0);
 	free(ctx->bounce);
 	free(ctx->reg);
+	if (__lsan_unregister_root_region)
+		__lsan_unregister_root_region(ctx, CTX_HEAD);
 	__mc_sys6(SYS_munmap, (long)ctx, (long)CTX_LEN, 0, 0, 0, 0);
 	MC_ERRNO_RESTORE;
 }
