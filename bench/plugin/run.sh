@@ -40,7 +40,10 @@ python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 first = d["costs_ns"]["first_context"] / 1000
-print(f"calibration: first context {first:.0f} us (the saving per block: each remark below)", file=sys.stderr)' "$MULTICALL_CALIBRATION"
+fusion = d["costs_ns"].get("first_fusion_context")
+fusion = "not measured" if fusion is None else f"{fusion / 1000:.0f} us"
+print(f"calibration: first context {first:.0f} us (auto), {fusion} (fusion: what a priced copy between files pays); "
+      "the saving per block: each remark below", file=sys.stderr)' "$MULTICALL_CALIBRATION"
 CFR="$ROOT/tests/corpus/bin/copy_cfr"
 for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done
 head -c 2390753 /dev/urandom > rec_in  # the recorded run: 2.28 MiB

@@ -6,7 +6,10 @@
  * the sizes ascend and include 4, 8 and 16 KiB, and a block of 16 times
  * the bytes costs more per block, read+write and fused alike (the bytes
  * move once or twice more; a crossing is not worth 15 blocks' bytes).  No
- * figure is compared with a time.  The scratch files it copies are gone
+ * figure is compared with a time.  And costs_ns.first_fusion_context, the
+ * first context of a priced copy between two files: there, positive and
+ * below first_context (an auto context, which also reads the calibration
+ * and probes /dev/multicall).  The scratch files it copies are gone
  * afterwards.  Needs build/mc-calibrate (MC_BUILD names the build directory).
  */
 #include "harness.h"
@@ -72,6 +75,17 @@ int main(void)
 	if (f)
 		fclose(f);
 	text[len] = 0;
+	{
+		const char *ff = strstr(text, "\"first_fusion_context\": "), *fc = strstr(text, "\"first_context\": ");
+		double fusion = ff ? strtod(ff + strlen("\"first_fusion_context\": "), NULL) : 0;
+		double first = fc ? strtod(fc + strlen("\"first_context\": "), NULL) : 0;
+
+		T_ASSERT(ff && fc, "costs_ns lacks first_fusion_context or first_context");
+		T_ASSERT(fusion > 0 && first > 0, "first_fusion_context %.1f, first_context %.1f ns (not measured?)",
+			 fusion, first);
+		T_ASSERT(fusion < first, "a fusion context (%.1f ns) costs no less than an auto one (%.1f ns)", fusion,
+			 first);
+	}
 	obj = strstr(text, "{\"kind\": \"copy-block.file\"");
 	T_ASSERT(obj != NULL, "no copy-block.file measurement");
 	if (obj) {

@@ -461,27 +461,33 @@ static void measure_copy_blocks(double res[NBS][2])
 	mc_ctx_free(ctx[1]);
 }
 
-/* What a program pays once, at its first auto context (the plugin's "never
+/* What a program pays once, at its first context (the plugin's "never
  * slower" decision, docs/COMPILER.md): the context's memory and the
  * library's code paged in — only a fresh process has them to pay, so each
  * sample is a child forked before this process makes any context, timing
- * its first one without a calibration file (MC_CALIBRATION_ENV=none) —
- * plus reading the calibration, timed at the end on the text written
- * (load_ns).  The median of five children: one sample is one preemption
- * away from milliseconds on a loaded machine. */
-static double first_context_child(void)
+ * its first one.  For first_context an auto context without a calibration
+ * file (MC_CALIBRATION_ENV=none) — plus reading the calibration, timed at
+ * the end on the text written (load_ns).  For first_fusion_context the
+ * fusion context a priced copy between two files gets
+ * (llvm/runtime/write_read_loop.c, gate_ctx): it reads no calibration and
+ * probes no /dev/multicall; the gate's fstat and lseek before it are the
+ * plugin's probes (ProbeNs), not counted here.  The median of five
+ * children: one sample is one preemption away from milliseconds on a
+ * loaded machine. */
+static double first_context_child(unsigned backend)
 {
 	struct mc_ctx *ctx;
 	double t0, t;
 
-	setenv(MC_CALIBRATION_ENV, "none", 1);
+	if (backend == MC_BACKEND_AUTO)
+		setenv(MC_CALIBRATION_ENV, "none", 1);
 	t0 = now_ns();
-	ctx = mc_ctx_new(MC_BACKEND_AUTO);
+	ctx = mc_ctx_new(backend);
 	t = now_ns() - t0;
 	return ctx ? t : NAN;
 }
 
-static double first_context(void)
+static double first_context(unsigned backend)
 {
 	double v[5];
 	unsigned n = 0;
@@ -495,7 +501,7 @@ static double first_context(void)
 			break;
 		pid = fork();
 		if (pid == 0) {
-			t = first_context_child();
+			t = first_context_child(backend);
 			_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
 		}
 		close(fd[1]);
@@ -722,7 +728,7 @@ int main(int argc, char **argv)
 	};
 	const char *out_path = NULL, *decisions = "measured";
 	char pathbuf[512], tmp_path[600], kernel[512], cpu[128], created[64], fsname[32];
-	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], blocks[NBS][2], costs[6], first_ctx = NAN;
+	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], blocks[NBS][2], costs[6], first_ctx = NAN, first_fusion = NAN;
 	char *text = NULL;
 	size_t tlen = 0;
 	unsigned short min_run[R_COUNT][FDC_COUNT][2], uring_min[U_COUNT];
@@ -793,7 +799,8 @@ int main(int argc, char **argv)
 		costs[c] = NAN;
 
 	if (!strcmp(decisions, "measured")) {
-		first_ctx = first_context();
+		first_ctx = first_context(MC_BACKEND_AUTO);
+		first_fusion = first_context(MC_BACKEND_FUSION);
 		for (int c = 0; c < 6; c++)
 			costs[c] = per_call(c);
 		for (unsigned k = 0; k < K_COUNT; k++) {
@@ -869,6 +876,9 @@ int main(int argc, char **argv)
 	jnum(f, costs[4]);
 	fprintf(f, ", \"getsockopt\": ");
 	jnum(f, costs[5]);
+	/* Before first_context: its number is patched where FIRST_END follows. */
+	fprintf(f, ", \"first_fusion_context\": ");
+	jnum(f, first_fusion);
 	fprintf(f, ", \"first_context\": ");
 	jnum(f, first_ctx);
 	fprintf(f, "%s", FIRST_END);

@@ -76,11 +76,17 @@ Calibration::Saving Calibration::savingPerBlock(uint64_t Bytes) const {
   }
 }
 
+Calibration::FirstContext Calibration::copyFirstContext() const {
+  if (FirstFusionNs > 0)
+    return {FirstFusionNs, "a fusion context: costs_ns.first_fusion_context"};
+  return {FirstContextNs, "an auto context: costs_ns.first_context, this calibration has no first_fusion_context"};
+}
+
 unsigned long Calibration::breakEvenBlocks(uint64_t Bytes) const {
   double S = savingPerBlock(Bytes).Ns;
   if (!(S > 0))
     return 0;
-  return (unsigned long)std::ceil((FirstContextNs + ProbeNs) / S);
+  return (unsigned long)std::ceil((copyFirstContext().Ns + ProbeNs) / S);
 }
 
 std::pair<unsigned, std::string> Calibration::fewestCalls(StringRef Rule) const {
@@ -148,6 +154,13 @@ Expected<Calibration> loadCalibration(StringRef Path) {
   if (!Crossing || !Statx || !Fstatfs)
     return bad(Path, "costs_ns lacks crossing, statx or fstatfs");
   C.FirstContextNs = *First;
+  // Written by mc-calibrate since 2026-11; an older file prices a copy
+  // loop's first context as an auto one (copyFirstContext).
+  if (auto Fusion = Num("first_fusion_context")) {
+    if (!(*Fusion > 0))
+      return bad(Path, "costs_ns.first_fusion_context is not a positive number");
+    C.FirstFusionNs = *Fusion;
+  }
   C.CrossingNs = *Crossing;
   // The gate: fstat + lseek; libmulticall's probe: statx of both ends,
   // fstatfs, an lseek back, a pread restoring the buffer at the end.

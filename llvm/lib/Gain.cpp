@@ -70,7 +70,13 @@ std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibr
 
 /// Never a slower program (issue 12, Must 7): the looped multi-call pays
 /// once for the program's first context and the probes of the copy's
-/// descriptors, and gains a little per block.  The calibration gives both;
+/// descriptors, and gains a little per block.  The first context of a
+/// priced loop is a fusion context (first_fusion_context): the runtime
+/// makes one only where its gate found a regular file at both ends, and
+/// runs the loop as written everywhere else (a pipe or socket at either
+/// end: without the kernel module no fusion applies there, so no context
+/// would pay), which is what the saving per block -- copy-block.file, a
+/// copy between two files -- is measured for.  The calibration gives both;
 /// the profile gives the blocks a run copies at this read.  Fills MinBlocks
 /// (the blocks left below which the replacement runs the loop as written)
 /// and a sentence on the estimate.
@@ -86,22 +92,23 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint
   uint64_t Block = Spec ? Spec : cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue();
   // Priced at the loop's block size, by the measurement the remark names.
   Calibration::Saving Priced = C->savingPerBlock(Block);
-  double Save = Priced.Ns, Fixed = C->FirstContextNs + C->ProbeNs;
+  Calibration::FirstContext First = C->copyFirstContext();
+  double Save = Priced.Ns, Fixed = First.Ns + C->ProbeNs;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
                                   us(Priced.FusedNs) + " against " + us(Priced.DirectNs) + ", " + Priced.How +
                                   ", " + C->Path + ")"};
   MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
-                      " saved per block of " + Twine(Block).str() + " B - " + us(C->FirstContextNs) +
-                      " first context - " + us(C->ProbeNs) + " probes (saving " + Priced.How + ", " + C->Path +
+                      " saved per block of " + Twine(Block).str() + " B - " + us(First.Ns) + " first context (" +
+                      First.What + ") - " + us(C->ProbeNs) + " probes (saving " + Priced.How + ", " + C->Path +
                       ")";
   if (Blocks < MinBlocks)
     return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +
                                   "; it pays from " + Twine(MinBlocks).str() + " blocks"};
   Estimate = "estimated saving " + us(Blocks * Save - Fixed) + " per run like the recorded one: " + Basis +
              "; a run with fewer than " + Twine(MinBlocks).str() +
-             " blocks left to copy (or not from a regular file) runs the loop as written";
+             " blocks left to copy (or not between two regular files) runs the loop as written";
   return std::nullopt;
 }
 

@@ -18,8 +18,8 @@
  * The plugin computes from the calibration how many blocks pay for that
  * (min_blocks); until this thread has an auto context, the loop runs as
  * the program wrote it unless the input is a regular file with at least
- * that many blocks left to read — an fstat and an lseek, nothing else, for a
- * short copy, a pipe or a socket.
+ * that many blocks left to read and the output a regular file too — two
+ * fstats and an lseek, nothing else, for a short copy, a pipe or a socket.
  *
  * The first context of a priced loop is cheap: once the plugin has priced
  * the loop from the calibration (min_blocks > 0) and the gate has found a
@@ -27,9 +27,14 @@
  * a fusion context — no calibration read (its file, the machine's
  * identity, the parse) and no probe for the kernel module, which auto
  * would not use for a copy between two files anyway (it fuses it with
- * copy_file_range).  Any other loop (--assume-gain, an output that is not
- * a regular file, MULTICALL_BACKEND=direct) gets the auto context as
- * before.
+ * copy_file_range).  The plugin prices it so (mc-calibrate's
+ * first_fusion_context).  A priced loop whose output is not a regular file
+ * runs as the program wrote it: the saving per block it was priced by is a
+ * copy between two files, and without the kernel module (the host a priced
+ * loop is compiled for) auto fuses no copy into a pipe or socket, so an
+ * auto context there would cost first_context and save nothing.  Any
+ * other loop (--assume-gain, MULTICALL_BACKEND=direct) gets the auto
+ * context as before.
  *
  * A program that checks its writes (`if (write(out, buf, n) != n) err(...)`,
  * or `< 0`) gets __syscluster_write_read_loop_checked: the loop stops at
@@ -137,7 +142,8 @@ static long write_read_loop(int out, const void *wbuf, int in, void *rbuf, size_
 	} else {
 		int gate = long_copy_ahead(in, out, bs, min_blocks);
 
-		if (gate == GATE_SHORT)
+		/* Priced for a copy between two files only (above). */
+		if (gate != GATE_FILES)
 			return plain_loop(out, wbuf, in, rbuf, bs, n, check, wres);
 		ctx = gate_ctx(gate);
 	}

@@ -7,11 +7,11 @@
 // RUN: %make-plan %s --count 40 > %t.plan
 // RUN: %make-plan %s --count 29 > %t.29.plan
 // RUN: %clang-sc -DBLOCK=8192 -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-calibration=%S/Inputs/calibration-blocks.json %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACC8
-// ACC8: became one looped multi-call {{.*}}; estimated saving 39.4 us per run like the recorded one: 40 reads at gain-block-sizes.c:[[#LINE:]] in the profile x 3.6 us saved per block of 8192 B - 100.0 us first context - 4.6 us probes (saving measured at 8192 B by copy-block.file, {{.*}}calibration-blocks.json); a run with fewer than 30 blocks
+// ACC8: became one looped multi-call {{.*}}; estimated saving 39.4 us per run like the recorded one: 40 reads at gain-block-sizes.c:[[#LINE:]] in the profile x 3.6 us saved per block of 8192 B - 100.0 us first context (an auto context: costs_ns.first_context, this calibration has no first_fusion_context) - 4.6 us probes (saving measured at 8192 B by copy-block.file, {{.*}}calibration-blocks.json); a run with fewer than 30 blocks
 // RUN: %clang-sc -DBLOCK=8192 -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-calibration=%S/Inputs/calibration-blocks.json -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR8
 // IR8: call i64 @__syscluster_write_read_loop({{.*}}, i64 8192, i64 %{{.*}}, i64 30)
 // RUN: %clang-sc -DBLOCK=16384 -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-calibration=%S/Inputs/calibration-blocks.json %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACC16
-// ACC16: became one looped multi-call {{.*}} x 3.7 us saved per block of 16384 B - 100.0 us first context - 4.6 us probes (saving measured at 16384 B by copy-block.file, {{.*}}); a run with fewer than 29 blocks
+// ACC16: became one looped multi-call {{.*}} x 3.7 us saved per block of 16384 B - 100.0 us first context (an auto context: costs_ns.first_context, this calibration has no first_fusion_context) - 4.6 us probes (saving measured at 16384 B by copy-block.file, {{.*}}); a run with fewer than 29 blocks
 // RUN: %clang-sc -DBLOCK=16384 -mllvm -syscluster-plan=%t.plan -mllvm -syscluster-calibration=%S/Inputs/calibration-blocks.json -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR16
 // IR16: call i64 @__syscluster_write_read_loop({{.*}}, i64 16384, i64 %{{.*}}, i64 29)
 //

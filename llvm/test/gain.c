@@ -8,12 +8,12 @@
 // Fewer reads than break-even in the profile: left as it is.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.short.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=SHORT
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.short.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=UNCHANGED
-// SHORT: gain.c:39:9: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:39 -> read at gain.c:38 is left as it is: no gain: estimated -2.1 us per run: 41 reads at gain.c:38 in the profile x 2.5 us saved per block of 4096 B - 100.0 us first context - 4.6 us probes ({{.*}}calibration.json); it pays from 42 blocks [-Rpass-missed=syscluster]
+// SHORT: gain.c:39:9: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:39 -> read at gain.c:38 is left as it is: no gain: estimated -2.1 us per run: 41 reads at gain.c:38 in the profile x 2.5 us saved per block of 4096 B - 100.0 us first context (an auto context: costs_ns.first_context, this calibration has no first_fusion_context) - 4.6 us probes ({{.*}}calibration.json); it pays from 42 blocks [-Rpass-missed=syscluster]
 // UNCHANGED-NOT: __syscluster_write_read_loop
 // At break-even: replaced, and the rebuilt program runs the loop as written when fewer than 42 blocks are left.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.long.plan %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.long.plan -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
-// LONG: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:{{[0-9]+}} -> read at gain.c:{{[0-9]+}} became one looped multi-call {{.*}}; estimated saving 0.4 us per run like the recorded one: 42 reads at {{.*}}; a run with fewer than 42 blocks left to copy (or not from a regular file) runs the loop as written [-Rpass=syscluster]
+// LONG: remark: plan cluster #1 (copy-offload): the loop of write at gain.c:{{[0-9]+}} -> read at gain.c:{{[0-9]+}} became one looped multi-call {{.*}}; estimated saving 0.4 us per run like the recorded one: 42 reads at {{.*}}; a run with fewer than 42 blocks left to copy (or not between two regular files) runs the loop as written [-Rpass=syscluster]
 // IR: call i64 @__syscluster_write_read_loop({{.*}}, i64 4096, i64 %{{.*}}, i64 42)
 // For a host with the kernel module: replaced whatever the count, no gate.
 // RUN: %clang-sc -mllvm -syscluster-plan=%t.short.plan -mllvm -syscluster-assume-gain %remarks -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=ASSUME

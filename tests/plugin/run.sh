@@ -190,6 +190,16 @@ check() {
     strace -f -qq -e trace=openat,statx,copy_file_range -o short.strace ./copy_sc "$T/in.4097" out_sc
     ! grep -q 'copy_file_range\|statx\|multicall-calibration' short.strace ||
       fail "$name: a short copy made a context or probed: $(cat short.strace)"
+    # A long copy into a pipe runs as written too: the loop was priced for
+    # a copy between two files (a fusion context, first_fusion_context);
+    # into a pipe no fusion applies without the kernel module, so a context
+    # would cost first_context and save nothing (docs/COMPILER.md).
+    strace -f -qq -e trace=creat,openat,statx,copy_file_range,mmap -o pipe.strace ./copy_sc "$T/in.947200" /dev/stdout |
+      cmp -s "$T/in.947200" - || fail "$name: a copy into a pipe: wrong output"
+    ! sed -n '/\(creat\|openat\)(.*\/dev\/stdout"/,$p' pipe.strace | grep -q 'copy_file_range\|statx\|mmap\|multicall' ||
+      fail "$name: a copy into a pipe made a context or probed: $(sed -n '/\(creat\|openat\)(.*\/dev\/stdout"/,$p' pipe.strace)"
+    grep -q '\(creat\|openat\)(.*/dev/stdout"' pipe.strace || fail "$name: a copy into a pipe: no open of /dev/stdout traced"
+    echo "plugin test: $name: a long copy into a pipe runs as written (no context, no probe)"
     first_context_crossings
   fi
 }

@@ -23,7 +23,8 @@ namespace syscluster {
 
 struct Calibration {
   std::string Path;
-  double FirstContextNs = 0; // costs_ns.first_context
+  double FirstContextNs = 0; // costs_ns.first_context: an auto context, with the calibration read
+  double FirstFusionNs = 0;  // costs_ns.first_fusion_context; 0 in a file from an older mc-calibrate
   double ProbeNs = 0;        // the gate's fstat+lseek, the library's statx x2, fstatfs, lseek, pread
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
   double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
@@ -55,8 +56,16 @@ struct Calibration {
   /// has; above the largest (or in an older file, above copy-loop.file's
   /// 4096 B), only its two crossings -- no measurement, no credit.
   Saving savingPerBlock(uint64_t Bytes) const;
+  /// The first context of a priced copy loop: the runtime gives it a
+  /// fusion context (llvm/runtime/write_read_loop.c), so
+  /// first_fusion_context; first_context where the calibration lacks it.
+  struct FirstContext {
+    double Ns;
+    const char *What; // the figure charged, for the remark
+  };
+  FirstContext copyFirstContext() const;
   /// Blocks of Bytes a copy needs for the multi-call to pay for its first
-  /// context and probes; 0 when no number of blocks does.
+  /// context (copyFirstContext) and probes; 0 when no number of blocks does.
   unsigned long breakEvenBlocks(uint64_t Bytes) const;
 };
 
