@@ -517,9 +517,9 @@ static double fixed_copy_once(struct mc_ctx *ctx, int in, int out)
 	return t0;
 }
 
-/* One copy timed in a child forked for it, its first (fused: after making
- * its context, untimed): what a fresh process pays. */
-static double fixed_copy_child(int fused, int in, int out)
+/* The figure fn(arg) gives in a child forked for it (what a fresh process
+ * pays); NAN where it could not run. */
+static double in_child(double (*fn)(const void *), const void *arg)
 {
 	int fd[2], st;
 	double t = NAN;
@@ -529,18 +529,28 @@ static double fixed_copy_child(int fused, int in, int out)
 		return NAN;
 	pid = fork();
 	if (pid == 0) {
-		struct mc_ctx *ctx = fused ? mc_ctx_new(MC_BACKEND_FUSION) : NULL;
-
-		t = fused && !ctx ? NAN : fixed_copy_once(ctx, in, out);
+		t = fn(arg);
 		_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
 	}
 	close(fd[1]);
-	if (pid > 0 && read(fd[0], &t, sizeof(t)) != sizeof(t))
+	if (pid < 0 || read(fd[0], &t, sizeof(t)) != sizeof(t))
 		t = NAN;
 	close(fd[0]);
 	if (pid > 0)
 		waitpid(pid, &st, 0);
 	return t;
+}
+
+struct fixed_copy { int fused, in, out; };
+
+/* One copy, the first of its process (fused: after making its context,
+ * untimed). */
+static double fixed_copy_first(const void *arg)
+{
+	const struct fixed_copy *c = arg;
+	struct mc_ctx *ctx = c->fused ? mc_ctx_new(MC_BACKEND_FUSION) : NULL;
+
+	return c->fused && !ctx ? NAN : fixed_copy_once(ctx, c->in, c->out);
 }
 
 static double measure_copy_fixed(double saving)
@@ -563,7 +573,8 @@ static double measure_copy_fixed(double saving)
 	for (unsigned r = 0; r < rounds; r++)
 		for (unsigned m = 0; m < 2; m++)
 			for (unsigned i = 0; i < reps; i++) {
-				double t = fixed_copy_child(m, in, out);
+				struct fixed_copy c = { (int)m, in, out };
+				double t = in_child(fixed_copy_first, &c);
 
 				if (t < best[m])
 					best[m] = t;
@@ -604,29 +615,21 @@ static double first_context_child(unsigned backend)
 	return ctx ? t : NAN;
 }
 
+static double first_context_of(const void *backend)
+{
+	return first_context_child(*(const unsigned *)backend);
+}
+
 static double first_context(unsigned backend)
 {
 	double v[5];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < 5; i++) {
-		int fd[2], st;
-		pid_t pid;
-		double t = NAN;
+		double t = in_child(first_context_of, &backend);
 
-		if (pipe(fd) < 0)
-			break;
-		pid = fork();
-		if (pid == 0) {
-			t = first_context_child(backend);
-			_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
-		}
-		close(fd[1]);
-		if (pid > 0 && read(fd[0], &t, sizeof(t)) == sizeof(t) && !isnan(t))
+		if (!isnan(t))
 			v[n++] = t;
-		close(fd[0]);
-		if (pid > 0)
-			waitpid(pid, &st, 0);
 	}
 	return n ? median(v, n) : NAN;
 }
