@@ -42,7 +42,10 @@ d = json.load(open(sys.argv[1]))
 first = d["costs_ns"]["first_context"] / 1000
 fusion = d["costs_ns"].get("first_fusion_context")
 fusion = "not measured" if fusion is None else f"{fusion / 1000:.0f} us"
+fixed = d["costs_ns"].get("fused_copy_fixed")
+fixed = "not measured" if fixed is None else f"{fixed / 1000:.1f} us"
 print(f"calibration: first context {first:.0f} us (auto), {fusion} (fusion: what a priced copy between files pays); "
+      f"each fused copy pays {fixed} more (fused_copy_fixed); "
       "the saving per block: each remark below", file=sys.stderr)' "$MULTICALL_CALIBRATION"
 CFR="$ROOT/tests/corpus/bin/copy_cfr"
 for s in $SIZES; do head -c "$s" /dev/urandom > "in.$s"; done

@@ -9,7 +9,10 @@
  * figure is compared with a time.  And costs_ns.first_fusion_context, the
  * first context of a priced copy between two files: there, positive and
  * below first_context (an auto context, which also reads the calibration
- * and probes /dev/multicall).  The scratch files it copies are gone
+ * and probes /dev/multicall).  And costs_ns.fused_copy_fixed, the fused
+ * copy's fixed cost beyond its saving per block (the gate, the probes, the
+ * read taken back, the buffer refilled): there, measured (a number, not
+ * null) and not negative.  The scratch files it copies are gone
  * afterwards.  Needs build/mc-calibrate (MC_BUILD names the build directory).
  */
 #include "harness.h"
@@ -85,6 +88,16 @@ int main(void)
 			 fusion, first);
 		T_ASSERT(fusion < first, "a fusion context (%.1f ns) costs no less than an auto one (%.1f ns)", fusion,
 			 first);
+	}
+	{
+		const char *fx = strstr(text, "\"fused_copy_fixed\": ");
+		const char *num = fx ? fx + strlen("\"fused_copy_fixed\": ") : NULL;
+		char *end = NULL;
+		double fixed = num ? strtod(num, &end) : -1;
+
+		T_ASSERT(fx != NULL, "costs_ns lacks fused_copy_fixed");
+		T_ASSERT(num && end != num, "fused_copy_fixed is not a number (not measured?)");
+		T_ASSERT(fixed >= 0, "fused_copy_fixed %.1f ns is negative", fixed);
 	}
 	obj = strstr(text, "{\"kind\": \"copy-block.file\"");
 	T_ASSERT(obj != NULL, "no copy-block.file measurement");

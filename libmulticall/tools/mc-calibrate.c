@@ -461,6 +461,134 @@ static void measure_copy_blocks(double res[NBS][2])
 	mc_ctx_free(ctx[1]);
 }
 
+/* The fused copy's fixed cost beyond its saving per block
+ * (costs_ns.fused_copy_fixed): what a priced copy pays per call besides its
+ * first context -- the gate's fstat, lseek and fstat
+ * (llvm/runtime/write_read_loop.c), the fusion probes (statx of both ends,
+ * fstatfs), the engine's read taken back and the pread refilling the
+ * buffer at the end.  A short copy of FIXED_BLOCKS blocks of FIXED_BLOCK
+ * bytes between two files, as the plugin's replacement makes it (the
+ * program's first read, then write/read looped from the write, the read's
+ * result handed on), against the program's read/write loop of the same
+ * blocks: fixed = fused - direct + blocks x the saving per block at that
+ * size (copy-block.file).  Each copy is the first a child forked for it
+ * makes, as in a program (the code and memory of the loop engine and the
+ * probes paged in on the way: a warm context's copy paid 11 us of the
+ * 17 us a fresh one pays on the 2-CPU VM); the fused child makes its
+ * context first, untimed (first_fusion_context).  The least of the runs of
+ * each, interleaved, as in copy-block.file.  Never below 0. */
+#define FIXED_BLOCK 8192u
+#define FIXED_BLOCKS 4u
+
+static double fixed_copy_once(struct mc_ctx *ctx, int in, int out)
+{
+	struct mc_call body[2];
+	const struct mc_loop loop = { 1, MC_WHILE_GT, 0, 1UL << 40 };
+	char *buf = scratch + 65536;
+	struct stat st;
+	unsigned long it;
+	double t0;
+	long n;
+
+	lseek(in, 0, SEEK_SET);
+	if (ftruncate(out, 0) == 0)
+		lseek(out, 0, SEEK_SET);
+	t0 = now_ns();
+	n = read(in, buf, FIXED_BLOCK);
+	if (!ctx) {
+		do {
+			if (write(out, buf, (size_t)n) != n)
+				break;
+			n = read(in, buf, FIXED_BLOCK);
+		} while (n > 0);
+	} else if (fstat(in, &st) == 0 && lseek(in, 0, SEEK_CUR) >= 0 && fstat(out, &st) == 0) {
+		mc_prep_write(&body[0], out, buf, 0);
+		mc_set_ref(&body[0], 2, 1);
+		mc_set_check(&body[0]);
+		mc_prep_read(&body[1], in, buf, FIXED_BLOCK);
+		mc_set_check(&body[1]);
+		body[1].result = n;
+		mc_run_loop(ctx, body, 2, &loop, &it);
+	}
+	t0 = now_ns() - t0;
+	if (fstat(out, &st) < 0 || st.st_size != (off_t)FIXED_BLOCK * FIXED_BLOCKS)
+		die("fused_copy_fixed: the %s copy wrote %ld bytes, not %u", ctx ? "fused" : "direct",
+		    (long)st.st_size, FIXED_BLOCK * FIXED_BLOCKS);
+	return t0;
+}
+
+/* The figure fn(arg) gives in a child forked for it (what a fresh process
+ * pays); NAN where it could not run. */
+static double in_child(double (*fn)(const void *), const void *arg)
+{
+	int fd[2], st;
+	double t = NAN;
+	pid_t pid;
+
+	if (pipe(fd) < 0)
+		return NAN;
+	pid = fork();
+	if (pid == 0) {
+		t = fn(arg);
+		_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+	}
+	close(fd[1]);
+	if (pid < 0 || read(fd[0], &t, sizeof(t)) != sizeof(t))
+		t = NAN;
+	close(fd[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	return t;
+}
+
+struct fixed_copy { int fused, in, out; };
+
+/* One copy, the first of its process (fused: after making its context,
+ * untimed). */
+static double fixed_copy_first(const void *arg)
+{
+	const struct fixed_copy *c = arg;
+	struct mc_ctx *ctx = c->fused ? mc_ctx_new(MC_BACKEND_FUSION) : NULL;
+
+	return c->fused && !ctx ? NAN : fixed_copy_once(ctx, c->in, c->out);
+}
+
+static double measure_copy_fixed(double saving)
+{
+	unsigned rounds = quick ? 3 : 7, reps = quick ? 3 : 6;
+	char in_path[512], out_path[512];
+	double best[2] = { INFINITY, INFINITY }, fixed;
+	int in, out;
+
+	if (isnan(saving))
+		return NAN;
+	snprintf(in_path, sizeof(in_path), "%s/mc-calibrate-in.%d", dir, (int)getpid());
+	snprintf(out_path, sizeof(out_path), "%s/mc-calibrate-out.%d", dir, (int)getpid());
+	in = open(in_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (in >= 0 && write(in, scratch, FIXED_BLOCK * FIXED_BLOCKS) != (ssize_t)(FIXED_BLOCK * FIXED_BLOCKS))
+		die("%s: %s", in_path, strerror(errno));
+	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (in < 0 || out < 0)
+		die("%s: %s", in < 0 ? in_path : out_path, strerror(errno));
+	for (unsigned r = 0; r < rounds; r++)
+		for (unsigned m = 0; m < 2; m++)
+			for (unsigned i = 0; i < reps; i++) {
+				struct fixed_copy c = { (int)m, in, out };
+				double t = in_child(fixed_copy_first, &c);
+
+				if (t < best[m])
+					best[m] = t;
+			}
+	close(in);
+	close(out);
+	unlink(in_path);
+	unlink(out_path);
+	if (isinf(best[0]) || isinf(best[1]))
+		return NAN;
+	fixed = best[1] - best[0] + FIXED_BLOCKS * saving;
+	return fixed > 0 ? fixed : 0;
+}
+
 /* What a program pays once, at its first context (the plugin's "never
  * slower" decision, docs/COMPILER.md): the context's memory and the
  * library's code paged in — only a fresh process has them to pay, so each
@@ -487,29 +615,21 @@ static double first_context_child(unsigned backend)
 	return ctx ? t : NAN;
 }
 
+static double first_context_of(const void *backend)
+{
+	return first_context_child(*(const unsigned *)backend);
+}
+
 static double first_context(unsigned backend)
 {
 	double v[5];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < 5; i++) {
-		int fd[2], st;
-		pid_t pid;
-		double t = NAN;
+		double t = in_child(first_context_of, &backend);
 
-		if (pipe(fd) < 0)
-			break;
-		pid = fork();
-		if (pid == 0) {
-			t = first_context_child(backend);
-			_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
-		}
-		close(fd[1]);
-		if (pid > 0 && read(fd[0], &t, sizeof(t)) == sizeof(t) && !isnan(t))
+		if (!isnan(t))
 			v[n++] = t;
-		close(fd[0]);
-		if (pid > 0)
-			waitpid(pid, &st, 0);
 	}
 	return n ? median(v, n) : NAN;
 }
@@ -728,7 +848,7 @@ int main(int argc, char **argv)
 	};
 	const char *out_path = NULL, *decisions = "measured";
 	char pathbuf[512], tmp_path[600], kernel[512], cpu[128], created[64], fsname[32];
-	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], blocks[NBS][2], costs[6], first_ctx = NAN, first_fusion = NAN;
+	double m[K_COUNT][NB][M_COUNT], loops[2][NB][2], blocks[NBS][2], costs[6], first_ctx = NAN, first_fusion = NAN, copy_fixed = NAN;
 	char *text = NULL;
 	size_t tlen = 0;
 	unsigned short min_run[R_COUNT][FDC_COUNT][2], uring_min[U_COUNT];
@@ -814,6 +934,9 @@ int main(int argc, char **argv)
 			measure_loop(1, batches[b], loops[1][b]);
 		}
 		measure_copy_blocks(blocks);
+		for (unsigned s = 0; s < NBS; s++)
+			if (block_sizes[s] == FIXED_BLOCK)
+				copy_fixed = measure_copy_fixed(blocks[s][0] - blocks[s][1]);
 		for (unsigned k = 0; k < K_COUNT; k++) {
 			double d[NB], a[NB], ar[NB], u[NB];
 
@@ -877,6 +1000,8 @@ int main(int argc, char **argv)
 	fprintf(f, ", \"getsockopt\": ");
 	jnum(f, costs[5]);
 	/* Before first_context: its number is patched where FIRST_END follows. */
+	fprintf(f, ", \"fused_copy_fixed\": ");
+	jnum(f, copy_fixed);
 	fprintf(f, ", \"first_fusion_context\": ");
 	jnum(f, first_fusion);
 	fprintf(f, ", \"first_context\": ");

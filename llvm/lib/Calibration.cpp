@@ -76,17 +76,24 @@ Calibration::Saving Calibration::savingPerBlock(uint64_t Bytes) const {
   }
 }
 
-Calibration::FirstContext Calibration::copyFirstContext() const {
+Calibration::Charge Calibration::copyFirstContext() const {
   if (FirstFusionNs > 0)
     return {FirstFusionNs, "a fusion context: costs_ns.first_fusion_context"};
   return {FirstContextNs, "an auto context: costs_ns.first_context, this calibration has no first_fusion_context"};
+}
+
+Calibration::Charge Calibration::copyFixed() const {
+  if (CopyFixedNs >= 0)
+    return {CopyFixedNs, "fixed cost (costs_ns.fused_copy_fixed: the gate, the probes, the read taken back, the "
+                         "buffer refilled)"};
+  return {ProbeNs, "probes"};
 }
 
 unsigned long Calibration::breakEvenBlocks(uint64_t Bytes) const {
   double S = savingPerBlock(Bytes).Ns;
   if (!(S > 0))
     return 0;
-  return (unsigned long)std::ceil((copyFirstContext().Ns + ProbeNs) / S);
+  return (unsigned long)std::ceil((copyFirstContext().Ns + copyFixed().Ns) / S);
 }
 
 std::pair<unsigned, std::string> Calibration::fewestCalls(StringRef Rule) const {
@@ -160,6 +167,13 @@ Expected<Calibration> loadCalibration(StringRef Path) {
     if (!(*Fusion > 0))
       return bad(Path, "costs_ns.first_fusion_context is not a positive number");
     C.FirstFusionNs = *Fusion;
+  }
+  // Written by mc-calibrate since 2026-11-25; an older file charges the
+  // probes' calls only (copyFixed).
+  if (auto Fixed = Num("fused_copy_fixed")) {
+    if (!(*Fixed >= 0))
+      return bad(Path, "costs_ns.fused_copy_fixed is not a number of nanoseconds (0 or more)");
+    C.CopyFixedNs = *Fixed;
   }
   C.CrossingNs = *Crossing;
   // The gate: fstat + lseek; libmulticall's probe: statx of both ends,

@@ -76,7 +76,10 @@ std::optional<Refusal> ClusterPass::gainCalibration(StringRef Unit, const Calibr
 /// runs the loop as written everywhere else (a pipe or socket at either
 /// end: without the kernel module no fusion applies there, so no context
 /// would pay), which is what the saving per block -- copy-block.file, a
-/// copy between two files -- is measured for.  The calibration gives both;
+/// copy between two files -- is measured for.  Besides, every call of the
+/// fused copy pays a fixed cost its blocks do not save (fused_copy_fixed:
+/// the gate, the probes, the read taken back, the buffer refilled; the
+/// probes' calls only in an older calibration).  The calibration gives them;
 /// the profile gives the blocks a run copies at this read.  Fills MinBlocks
 /// (the blocks left below which the replacement runs the loop as written)
 /// and a sentence on the estimate.
@@ -92,8 +95,8 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint
   uint64_t Block = Spec ? Spec : cast<ConstantInt>(R.S.Call->getArgOperand(2))->getZExtValue();
   // Priced at the loop's block size, by the measurement the remark names.
   Calibration::Saving Priced = C->savingPerBlock(Block);
-  Calibration::FirstContext First = C->copyFirstContext();
-  double Save = Priced.Ns, Fixed = First.Ns + C->ProbeNs;
+  Calibration::Charge First = C->copyFirstContext(), Once = C->copyFixed();
+  double Save = Priced.Ns, Fixed = First.Ns + Once.Ns;
   if (!(Save > 0))
     return Refusal{"no gain", "on this host the looped multi-call copies a block no faster than read+write (" +
                                   us(Priced.FusedNs) + " against " + us(Priced.DirectNs) + ", " + Priced.How +
@@ -101,7 +104,7 @@ std::optional<Refusal> ClusterPass::checkGain(const Site &R, uint64_t Spec, uint
   MinBlocks = C->breakEvenBlocks(Block);
   std::string Basis = Twine(Blocks).str() + " reads at " + at(R.S.Call) + " in the profile x " + us(Save) +
                       " saved per block of " + Twine(Block).str() + " B - " + us(First.Ns) + " first context (" +
-                      First.What + ") - " + us(C->ProbeNs) + " probes (saving " + Priced.How + ", " + C->Path +
+                      First.What + ") - " + us(Once.Ns) + " " + Once.What + " (saving " + Priced.How + ", " + C->Path +
                       ")";
   if (Blocks < MinBlocks)
     return Refusal{"no gain", "estimated " + us(Blocks * Save - Fixed) + " per run: " + Basis +

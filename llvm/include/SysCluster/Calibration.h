@@ -26,6 +26,7 @@ struct Calibration {
   double FirstContextNs = 0; // costs_ns.first_context: an auto context, with the calibration read
   double FirstFusionNs = 0;  // costs_ns.first_fusion_context; 0 in a file from an older mc-calibrate
   double ProbeNs = 0;        // the gate's fstat+lseek, the library's statx x2, fstatfs, lseek, pread
+  double CopyFixedNs = -1;   // costs_ns.fused_copy_fixed; -1 in a file from an older mc-calibrate
   double DirectNs = 0;       // copy-loop.file: a block copied by read+write, median of all batches
   double FusedNs = 0;        // the same block in the looped multi-call, median of the 3 longest batches
   double CrossingNs = 0;      // costs_ns.crossing
@@ -56,16 +57,24 @@ struct Calibration {
   /// has; above the largest (or in an older file, above copy-loop.file's
   /// 4096 B), only its two crossings -- no measurement, no credit.
   Saving savingPerBlock(uint64_t Bytes) const;
-  /// The first context of a priced copy loop: the runtime gives it a
-  /// fusion context (llvm/runtime/write_read_loop.c), so
-  /// first_fusion_context; first_context where the calibration lacks it.
-  struct FirstContext {
+  /// A cost a priced copy loop pays once per call, in ns.
+  struct Charge {
     double Ns;
     const char *What; // the figure charged, for the remark
   };
-  FirstContext copyFirstContext() const;
+  /// The first context of a priced copy loop: the runtime gives it a
+  /// fusion context (llvm/runtime/write_read_loop.c), so
+  /// first_fusion_context; first_context where the calibration lacks it.
+  Charge copyFirstContext() const;
+  /// What a priced copy pays per call besides its first context and beyond
+  /// its saving per block (the gate, the probes, the read taken back, the
+  /// buffer refilled): costs_ns.fused_copy_fixed, measured; where the
+  /// calibration lacks it, the probes' calls (ProbeNs).  What is the
+  /// remark's name for it.
+  Charge copyFixed() const;
   /// Blocks of Bytes a copy needs for the multi-call to pay for its first
-  /// context (copyFirstContext) and probes; 0 when no number of blocks does.
+  /// context (copyFirstContext) and fixed cost (copyFixed); 0 when no
+  /// number of blocks does.
   unsigned long breakEvenBlocks(uint64_t Bytes) const;
 };
 
