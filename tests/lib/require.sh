@@ -24,3 +24,15 @@ t_need() {
   echo "SKIP $cap: $*"
   exit "$T_EXIT_SKIP"
 }
+
+# t_lacks CAP WHY...: a part of the test needs CAP, which is missing: that
+# part is left out with a SKIP line and the test goes on, or the test fails
+# where CAP is required (as t_need).
+t_lacks() {
+  local cap=$1; shift
+  if t_required "$cap" || [ "${CI:-}" = true ]; then
+    echo "FAIL $cap required: $*"
+    exit "$T_EXIT_FAIL"
+  fi
+  echo "SKIP $cap: $*"
+}
