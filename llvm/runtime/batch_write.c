@@ -45,6 +45,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "direct.h"
+
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
@@ -61,11 +63,10 @@ long __syscluster_batch_write(int fd, const void *buf, unsigned long n, unsigned
 	struct iovec iov[IOV_MAX];
 	struct stat st;
 	int saved = errno;
-	const char *backend = secure_getenv("MULTICALL_BACKEND");
 	unsigned long per_call, i;
 
 	*done = 0;
-	if (n == 0 || n > MAX_RW / 2 || iterations < 3 || iterations < min_iterations || (backend && strcmp(backend, "direct") == 0))
+	if (n == 0 || n > MAX_RW / 2 || iterations < 3 || iterations < min_iterations || __syscluster_direct_asked())
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		errno = saved;

@@ -54,6 +54,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "direct.h"
+
 #define KIND_UNKNOWN 0
 #define KIND_PREAD 1
 #define KIND_AS_WRITTEN 2
@@ -167,11 +169,10 @@ void __syscluster_position_sync(int fd, int how, int *kind, long *pending)
  * position only this process sees (pread), or anything else. */
 static int kind_of(int fd)
 {
-	const char *backend = secure_getenv("MULTICALL_BACKEND");
 	int saved = errno, k = KIND_AS_WRITTEN, flags;
 	struct stat st;
 
-	if (!(backend && strcmp(backend, "direct") == 0) && (flags = fcntl(fd, F_GETFD)) >= 0 &&
+	if (!__syscluster_direct_asked() && (flags = fcntl(fd, F_GETFD)) >= 0 &&
 	    (flags & FD_CLOEXEC) && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
 		k = KIND_PREAD;
 	errno = saved;

@@ -54,6 +54,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "direct.h"
 #include "multicall.h"
 
 static __thread struct mc_ctx *loop_ctx;  /* auto */
@@ -109,9 +110,7 @@ static int long_copy_ahead(int in, int out, size_t bs, unsigned long min_blocks)
 static struct mc_ctx *gate_ctx(int gate)
 {
 	if (gate == GATE_FILES) {
-		const char *forced = secure_getenv(MC_BACKEND_ENV);
-
-		if (!forced || strcmp(forced, "direct") != 0) {
+		if (!__syscluster_direct_asked()) {
 			if (!fused_ctx)
 				fused_ctx = mc_ctx_new(MC_BACKEND_FUSION);
 			return fused_ctx;
